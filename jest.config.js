@@ -1,0 +1,9 @@
+/** Jest runs the TypeScript tests as ESM (got is ESM-only): see TOOLCHAIN.md. */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true }] },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testTimeout: 60_000,
+};

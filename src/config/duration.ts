@@ -1,0 +1,16 @@
+/** Durations in settings: a whole number and a unit, e.g. `90s`, `5m`, `3d`, `1h`, `250ms`. */
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+export function parseDuration(text: string): number | null {
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  if (!m) return null;
+  return Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+}
+
+export function formatDuration(ms: number): string {
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    const size = UNIT_MS[unit] as number;
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}

@@ -1,0 +1,221 @@
+/**
+ * Settings: read once at start-up from the environment (and a `.env` file in the working directory),
+ * validated with zod into a frozen object. A bad value stops the program with one line naming the setting
+ * (ConfigError → exit 2). The API key is wrapped in a Secret so that no log of settings can show it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { IANAZone } from 'luxon';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { parseDuration } from './duration.js';
+import { Secret } from './secret.js';
+
+export type Scope = 'organisation' | 'api-key';
+
+export interface Source {
+  name: string;
+  baseUrl: string;
+  apiKey: Secret;
+  scope: Scope;
+}
+
+const duration = (name: string, min = 0) =>
+  z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === null || ms < min) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must be a duration like 90s, 5m, 3d (got "${text}")`,
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const integer = (name: string, min: number, max: number) =>
+  z.string().transform((text, ctx) => {
+    const n = Number(text);
+    if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must be a whole number from ${min} to ${max} (got "${text}")`,
+      });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const positiveNumber = (name: string) =>
+  z.string().transform((text, ctx) => {
+    const n = Number(text);
+    if (!Number.isFinite(n) || n <= 0 || text.trim() === '') {
+      ctx.addIssue({ code: 'custom', message: `${name} must be a positive number (got "${text}")` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const url = (name: string, protocols: string[]) =>
+  z.string().refine(
+    (text) => {
+      try {
+        return protocols.includes(new URL(text).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `${name} must be a ${protocols.join(' or ')} URL` },
+  );
+
+const EnvSchema = z.object({
+  PAYMENTS_BASE_URL: url('PAYMENTS_BASE_URL', ['http:', 'https:']).optional(),
+  PAYMENTS_API_KEY: z.string().min(1, 'PAYMENTS_API_KEY must not be empty').optional(),
+  PAYMENTS_SCOPE: z
+    .enum(['organisation', 'api-key'], { message: 'PAYMENTS_SCOPE must be organisation or api-key' })
+    .default('organisation'),
+  PAYSYNC_SOURCES_FILE: z.string().min(1).optional(),
+  DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']).default(
+    'postgres://postgres@127.0.0.1:5432/paysync',
+  ),
+  REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  PAYSYNC_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'PAYSYNC_QUEUE_PREFIX must be 1-64 letters, digits, _ . or -')
+    .default('paysync'),
+  EXPORT_DIR: z.string().min(1).default('./exports'),
+  REPORT_TIMEZONE: z
+    .string()
+    .refine((zone) => IANAZone.isValidZone(zone), {
+      message: 'REPORT_TIMEZONE must be an IANA zone like Africa/Porto-Novo',
+    })
+    .default('UTC'),
+  SYNC_START: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'SYNC_START must be a day YYYY-MM-DD')
+    .optional(),
+  SYNC_EVERY: duration('SYNC_EVERY', 1_000).prefault('5m'),
+  SYNC_LOOKBACK: duration('SYNC_LOOKBACK').prefault('3d'),
+  SETTLE_HORIZON: duration('SETTLE_HORIZON').prefault('30d'),
+  SETTLE_LAG: duration('SETTLE_LAG').prefault('2m'),
+  WINDOW_PAD: duration('WINDOW_PAD').prefault('1m'),
+  TRANSFERS_FULL_SCAN_EVERY: duration('TRANSFERS_FULL_SCAN_EVERY', 1_000).prefault('1h'),
+  PAGE_SIZE: integer('PAGE_SIZE', 1, 10_000).prefault('100'),
+  UPSTREAM_RPS: positiveNumber('UPSTREAM_RPS').prefault('10'),
+  UPSTREAM_TIMEOUT: duration('UPSTREAM_TIMEOUT', 100).prefault('30s'),
+  UPSTREAM_RETRIES: integer('UPSTREAM_RETRIES', 0, 20).prefault('5'),
+  EXPORT_AT: z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'EXPORT_AT must be a local time HH:MM')
+    .default('02:00'),
+  LOG_LEVEL: z
+    .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
+      message: 'LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent',
+    })
+    .default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' }).optional(),
+  METRICS_PORT: integer('METRICS_PORT', 0, 65_535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  DASHBOARD_TOKEN: z.string().min(8, 'DASHBOARD_TOKEN must be at least 8 characters').optional(),
+});
+
+export type Settings = Readonly<
+  Omit<z.output<typeof EnvSchema>, 'PAYMENTS_API_KEY' | 'PAYMENTS_BASE_URL' | 'PAYMENTS_SCOPE'> & {
+    sources: readonly Source[];
+  }
+>;
+
+const SourcesFileSchema = z
+  .array(
+    z.object({
+      name: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'name must be 1-40 letters, digits, _ or -'),
+      baseUrl: url('baseUrl', ['http:', 'https:']),
+      apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'apiKeyEnv must name an environment variable'),
+      scope: z.enum(['organisation', 'api-key']).default('organisation'),
+    }),
+  )
+  .min(1, 'must list at least one source');
+
+function firstIssue(error: z.ZodError, prefix = ''): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid settings';
+  const name = issue.path.map(String).join('.');
+  const message = issue.message.startsWith(name.split('.').pop() ?? '\0')
+    ? issue.message
+    : `${name}: ${issue.message}`;
+  return prefix + message;
+}
+
+function readSourcesFile(path: string, env: NodeJS.ProcessEnv): Source[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`PAYSYNC_SOURCES_FILE ${path} is not readable JSON: ${(error as Error).message}`);
+  }
+  const result = SourcesFileSchema.safeParse(parsed);
+  if (!result.success) throw new ConfigError(firstIssue(result.error, `PAYSYNC_SOURCES_FILE ${path}: `));
+  const names = new Set<string>();
+  return result.data.map((entry) => {
+    if (names.has(entry.name))
+      throw new ConfigError(`PAYSYNC_SOURCES_FILE ${path}: source name ${entry.name} is listed twice`);
+    names.add(entry.name);
+    const key = env[entry.apiKeyEnv];
+    if (!key)
+      throw new ConfigError(
+        `${entry.apiKeyEnv} is not set (the API key of source ${entry.name} in PAYSYNC_SOURCES_FILE)`,
+      );
+    return { name: entry.name, baseUrl: entry.baseUrl, apiKey: new Secret(key), scope: entry.scope };
+  });
+}
+
+/** Parses settings from an environment. Throws ConfigError naming the first bad setting. */
+export function parseSettings(env: NodeJS.ProcessEnv): Settings {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(EnvSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const result = EnvSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(firstIssue(result.error));
+  const { PAYMENTS_API_KEY, PAYMENTS_BASE_URL, PAYMENTS_SCOPE, ...rest } = result.data;
+  let sources: Source[] = [];
+  if (rest.PAYSYNC_SOURCES_FILE) {
+    sources = readSourcesFile(rest.PAYSYNC_SOURCES_FILE, env);
+  } else if (PAYMENTS_BASE_URL || PAYMENTS_API_KEY) {
+    if (!PAYMENTS_BASE_URL)
+      throw new ConfigError('PAYMENTS_BASE_URL is not set (the base URL of the payment service)');
+    if (!PAYMENTS_API_KEY)
+      throw new ConfigError('PAYMENTS_API_KEY is not set (the X-API-Key of the payment service)');
+    sources = [
+      {
+        name: 'default',
+        baseUrl: PAYMENTS_BASE_URL,
+        apiKey: new Secret(PAYMENTS_API_KEY),
+        scope: PAYMENTS_SCOPE,
+      },
+    ];
+  }
+  return Object.freeze({ ...rest, sources: Object.freeze(sources) });
+}
+
+/** Reads `.env` from the working directory into `env` (values already set win), then parses. */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.env'): Settings {
+  if (existsSync(dotenvPath)) {
+    try {
+      const before = { ...env };
+      process.loadEnvFile(dotenvPath);
+      Object.assign(env, before);
+    } catch (error) {
+      throw new ConfigError(`.env could not be read: ${(error as Error).message}`);
+    }
+  }
+  return parseSettings(env);
+}
+
+/** The sources, or a ConfigError saying how to configure one. */
+export function requireSources(settings: Settings): readonly Source[] {
+  if (settings.sources.length === 0) {
+    throw new ConfigError('PAYMENTS_BASE_URL and PAYMENTS_API_KEY are not set (or set PAYSYNC_SOURCES_FILE)');
+  }
+  return settings.sources;
+}

@@ -1,0 +1,151 @@
+/**
+ * paysync's error tree. Every error carries a stable `code`; whether a failure can heal by retrying is
+ * decided once, here (`isRetryable`), from the class — never by matching messages elsewhere.
+ * No message ever contains the API key: upstream errors are built from the endpoint path and the
+ * service's own message only (see src/upstream/client.ts).
+ */
+export class PaysyncError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A setting is missing or malformed. Exit code 2, one line naming it. */
+export class ConfigError extends PaysyncError {
+  constructor(message: string) {
+    super('CONFIG', message);
+  }
+}
+
+/** Bad command-line usage. Exit code 2. */
+export class UsageError extends PaysyncError {
+  constructor(message: string) {
+    super('USAGE', message);
+  }
+}
+
+interface UpstreamContext {
+  /** Source name, e.g. `default`. */
+  source?: string;
+  /** Endpoint path, e.g. `/api/paiements/organisations` (never the full URL with query). */
+  endpoint: string;
+}
+
+export class UpstreamError extends PaysyncError {
+  readonly endpoint: string;
+  readonly source: string | undefined;
+  readonly status: number | undefined;
+  constructor(
+    code: string,
+    ctx: UpstreamContext & { status?: number },
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    const where = `${ctx.source ? `source ${ctx.source}, ` : ''}${ctx.endpoint}`;
+    super(code, `${message} (${where})`, options);
+    this.endpoint = ctx.endpoint;
+    this.source = ctx.source;
+    this.status = ctx.status;
+  }
+}
+
+/** 401: key missing or invalid. Never retried. */
+export class UpstreamAuthError extends UpstreamError {
+  constructor(ctx: UpstreamContext, serviceMessage: string) {
+    super(
+      'UPSTREAM_UNAUTHORIZED',
+      { ...ctx, status: 401 },
+      `the service refused the API key: 401 ${serviceMessage}; check the key (PAYMENTS_API_KEY or the source's apiKeyEnv)`,
+    );
+  }
+}
+
+/** 403: key valid but not allowed on this resource. Never retried. */
+export class UpstreamForbiddenError extends UpstreamError {
+  constructor(ctx: UpstreamContext, serviceMessage: string) {
+    super(
+      'UPSTREAM_FORBIDDEN',
+      { ...ctx, status: 403 },
+      `the API key lacks permission: 403 ${serviceMessage}; use a key with rights on this endpoint, or the source's other scope`,
+    );
+  }
+}
+
+/** 400: the request was refused by the service's validation. Never retried. */
+export class UpstreamBadRequestError extends UpstreamError {
+  readonly messages: string[];
+  constructor(ctx: UpstreamContext, messages: string[]) {
+    super(
+      'UPSTREAM_BAD_REQUEST',
+      { ...ctx, status: 400 },
+      `the service rejected the request: ${messages.join('; ')}`,
+    );
+    this.messages = messages;
+  }
+}
+
+/** 429: too many requests. Retried after `Retry-After`. */
+export class UpstreamRateLimitedError extends UpstreamError {
+  readonly retryAfterMs: number | undefined;
+  constructor(ctx: UpstreamContext, retryAfterMs: number | undefined) {
+    super('UPSTREAM_RATE_LIMITED', { ...ctx, status: 429 }, 'the service is rate limiting (429)');
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** 5xx or an unexpected status. Retried with backoff. */
+export class UpstreamServerError extends UpstreamError {
+  constructor(ctx: UpstreamContext, status: number) {
+    super('UPSTREAM_SERVER_ERROR', { ...ctx, status }, `the service answered ${status}`);
+  }
+}
+
+/** Timeout, reset, refused connection. Retried with backoff. */
+export class UpstreamNetworkError extends UpstreamError {
+  constructor(ctx: UpstreamContext, detail: string, options?: { cause?: unknown }) {
+    super('UPSTREAM_NETWORK', ctx, `could not reach the service: ${detail}`, options);
+  }
+}
+
+/** The response was not what the interface allows (not JSON, not a list). Retried: it may be transient. */
+export class UpstreamProtocolError extends UpstreamError {
+  constructor(ctx: UpstreamContext, detail: string) {
+    super('UPSTREAM_PROTOCOL', ctx, `the service sent an unexpected response: ${detail}`);
+  }
+}
+
+/** Paging could not end on evidence (page ignored, ceiling hit). Not retried blindly: reported. */
+export class PaginationError extends UpstreamError {
+  constructor(ctx: UpstreamContext, detail: string) {
+    super('PAGINATION', ctx, detail);
+  }
+}
+
+/** A window's records fell short of what the service reported, after re-reads and splits. */
+export class WindowIncompleteError extends PaysyncError {
+  constructor(message: string) {
+    super('WINDOW_INCOMPLETE', message);
+  }
+}
+
+/** Retrying cannot fix these: fail at once, move no checkpoint, say why. */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof ConfigError || error instanceof UsageError) return false;
+  if (
+    error instanceof UpstreamAuthError ||
+    error instanceof UpstreamForbiddenError ||
+    error instanceof UpstreamBadRequestError
+  ) {
+    return false;
+  }
+  return true;
+}
+
+/** A one-line description of any thrown value, safe to log. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,64 @@
+/**
+ * The one logger (pino): JSON lines by default, human-readable when LOG_FORMAT=pretty or on a terminal.
+ * Anything that could carry the API key is redacted by path, and Secret values print as [redacted].
+ */
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+const REDACT_PATHS = [
+  'apiKey',
+  '*.apiKey',
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
+  'req.headers["x-api-key"]',
+  'PAYMENTS_API_KEY',
+];
+
+export interface LogOptions {
+  level?: string;
+  format?: 'json' | 'pretty' | undefined;
+  destination?: NodeJS.WritableStream;
+}
+
+export function createLogger(options: LogOptions = {}): Logger {
+  const destination = options.destination ?? process.stderr;
+  const pretty =
+    options.format === 'pretty' || (options.format === undefined && Boolean(process.stderr.isTTY));
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      formatters: pretty ? {} : { level: (label) => ({ level: label }) },
+    },
+    pretty ? prettyStream(destination) : (destination as pino.DestinationStream),
+  );
+}
+
+/** A small human-readable line format, so a terminal user needs no extra package. */
+function prettyStream(out: NodeJS.WritableStream): pino.DestinationStream {
+  const names: Record<number, string> = {
+    10: 'TRACE',
+    20: 'DEBUG',
+    30: 'INFO',
+    40: 'WARN',
+    50: 'ERROR',
+    60: 'FATAL',
+  };
+  return {
+    write(line: string) {
+      const { level, time, msg, ...rest } = JSON.parse(line) as Record<string, unknown>;
+      const when = new Date(time as number).toISOString().slice(11, 19);
+      const fields = Object.entries(rest)
+        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join(' ');
+      out.write(
+        `${when} ${(names[level as number] ?? String(level)).padEnd(5)} ${String(msg ?? '')}${fields ? `  ${fields}` : ''}\n`,
+      );
+    },
+  };
+}
+
+/** A logger that writes nothing (tests, library use). */
+export const silentLogger: Logger = pino({ level: 'silent' });

@@ -1,0 +1,151 @@
+/**
+ * The interface's resources as zod schemas: the single source of their shapes (types are inferred here,
+ * never written twice). Field names, types and documented values follow payment-service-interface.md.
+ *
+ * What the schemas deliberately do:
+ * - `amount` is a JSON number in the interface; it leaves the schema as an exact decimal string
+ *   (see exact-json.ts), the only form money takes inside paysync.
+ * - Payment `status` and `transaction_type` must be one of the documented values: anything else is
+ *   quarantined as a reject (and lands later if the schema learns the value). Transfer statuses are
+ *   not documented, so any non-empty string is accepted.
+ * - Timestamps must be ISO 8601 with a zone (`Z` or an offset); they are kept as the text the service sent.
+ * - Unknown extra fields are tolerated and dropped: the service may grow fields without breaking sync.
+ */
+import { z } from 'zod';
+import { decimalText, isLosslessNumber, LosslessNumber } from './exact-json.js';
+
+export const PAYMENT_STATUSES = ['INIT', 'PENDING', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
+export const TRANSACTION_TYPES = ['PAYMENT', 'DIRECT_PAYMENT', 'TRANSFERT', 'RECHARGE'] as const;
+/** Statuses after which a payment no longer changes (everything else is revisited). */
+export const FINAL_PAYMENT_STATUSES: readonly string[] = ['COMPLETE', 'FAILED', 'TIMEOUT'];
+/** Transfer statuses are not documented; these are the ones seen as final in samples. */
+export const FINAL_TRANSFER_STATUSES: readonly string[] = ['COMPLETE', 'FAILED'];
+
+/** Longest text field accepted; the interface gives no bound, this only stops absurd payloads. */
+export const MAX_TEXT_LENGTH = 10_000;
+
+const text = z.string().max(MAX_TEXT_LENGTH);
+const id = z.string().min(1).max(MAX_TEXT_LENGTH);
+const timestamp = z.iso.datetime({ offset: true });
+
+/** A JSON number (or its exact lossless form) → its exact decimal text. */
+export const amount = z
+  .union([z.number().finite(), z.custom<LosslessNumber>(isLosslessNumber, 'Invalid number')])
+  .transform((n) => decimalText(n))
+  .refine((s) => /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(s), 'amount is not a finite decimal');
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const PaymentSchema = z.object({
+  id,
+  reference: text,
+  amount,
+  description: text,
+  status: z.enum(PAYMENT_STATUSES),
+  transaction_type: z.enum(TRANSACTION_TYPES),
+  phone: text.nullable(),
+  service_mobile_code: text.nullable(),
+  extra_data: jsonObject,
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  organization_id: text,
+  api_key_id: text,
+});
+export type Payment = z.output<typeof PaymentSchema>;
+export type PaymentInput = z.input<typeof PaymentSchema>;
+
+export const TransferSchema = z.object({
+  id,
+  reference: text,
+  amount,
+  name: text,
+  phone: text,
+  service_mobile_code: text,
+  status: z.string().min(1).max(64),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+export type Transfer = z.output<typeof TransferSchema>;
+export type TransferInput = z.input<typeof TransferSchema>;
+
+/** The page wrapper. `data` is checked only as an array here: its items are validated one by one. */
+export const PageWrapperSchema = z.object({
+  data: z.array(z.unknown()),
+  total: z.number().int().nonnegative(),
+  page: z.number().int().nonnegative(),
+  size: z.number().int().nonnegative(),
+  totalPages: z.number().int().nonnegative(),
+});
+export type PageWrapper = z.output<typeof PageWrapperSchema>;
+
+export const InitializedPaymentSchema = z.object({
+  amount,
+  payment_status: z.string(),
+  currency: z.string(),
+  when_created: timestamp,
+  launch_url: z.string().url(),
+  reference: z.string().min(1),
+});
+export type InitializedPayment = z.output<typeof InitializedPaymentSchema>;
+
+export const InitializePaymentBodySchema = z.object({
+  amount: z.number(),
+  description: z.string(),
+  extra_data: jsonObject.optional(),
+});
+export type InitializePaymentBody = z.input<typeof InitializePaymentBodySchema>;
+
+export const ErrorBodySchema = z.object({
+  statusCode: z.number().int(),
+  message: z.union([z.string(), z.array(z.string())]),
+  error: z.string(),
+});
+export type ErrorBody = z.output<typeof ErrorBodySchema>;
+
+export type Stream = 'payments' | 'transfers';
+export const STREAMS: readonly Stream[] = ['payments', 'transfers'];
+
+/** A record the service sent that failed validation, with the reason; quarantined, never dropped. */
+export interface RejectedRecord {
+  raw: unknown;
+  reason: string;
+  /** The record's id when it had a usable one (lets a later valid copy resolve the reject). */
+  id: string | null;
+}
+
+export interface ValidatedItems<T> {
+  valid: T[];
+  rejects: RejectedRecord[];
+}
+
+function reasonOf(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(record)'}: ${issue.message}`)
+    .join('; ');
+}
+
+function idOf(raw: unknown): string | null {
+  if (raw === null || typeof raw !== 'object') return null;
+  const value = (raw as { id?: unknown }).id;
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TEXT_LENGTH ? value : null;
+}
+
+/** Validates each item on its own: one bad record never fails its page. */
+export function validateItems<S extends z.ZodType>(
+  schema: S,
+  items: readonly unknown[],
+): ValidatedItems<z.output<S>> {
+  const valid: z.output<S>[] = [];
+  const rejects: RejectedRecord[] = [];
+  for (const raw of items) {
+    const result = schema.safeParse(raw);
+    if (result.success) valid.push(result.data);
+    else rejects.push({ raw, reason: reasonOf(result.error), id: idOf(raw) });
+  }
+  return { valid, rejects };
+}
+
+export const validatePayments = (items: readonly unknown[]): ValidatedItems<Payment> =>
+  validateItems(PaymentSchema, items);
+export const validateTransfers = (items: readonly unknown[]): ValidatedItems<Transfer> =>
+  validateItems(TransferSchema, items);
