@@ -1,0 +1,103 @@
+/** The command table: name, usage, one-line summary, and the function that runs it. */
+export interface Command {
+  name: string;
+  usage: string;
+  summary: string;
+  run(argv: string[]): Promise<number>;
+}
+
+function notBuiltYet(name: string): Command['run'] {
+  return async () => {
+    process.stderr.write(`paysync ${name}: not built yet in this version\n`);
+    return 2;
+  };
+}
+
+const lazy =
+  (load: () => Promise<{ run(argv: string[]): Promise<number> }>): Command['run'] =>
+  async (argv) =>
+    (await load()).run(argv);
+
+export const COMMANDS: Command[] = [
+  {
+    name: 'migrate',
+    usage: 'paysync migrate',
+    summary:
+      'Create the database if missing and apply sql/ migrations in order (idempotent, safe to run twice at once).',
+    run: notBuiltYet('migrate'),
+  },
+  {
+    name: 'worker',
+    usage: 'paysync worker',
+    summary: 'Register the repeating schedules and process jobs until SIGTERM/SIGINT, then drain.',
+    run: notBuiltYet('worker'),
+  },
+  {
+    name: 'sync',
+    usage: 'paysync sync --once [--stream payments|transfers]',
+    summary: 'Run one incremental sync tick of every source in this process, then exit.',
+    run: notBuiltYet('sync'),
+  },
+  {
+    name: 'backfill',
+    usage:
+      'paysync backfill --from YYYY-MM-DD --to YYYY-MM-DD [--stream payments|transfers] [--source NAME] [--wait] [--dry-run]',
+    summary:
+      'Enqueue the windows of an inclusive day range; --wait shows progress, --dry-run shows the plan.',
+    run: notBuiltYet('backfill'),
+  },
+  {
+    name: 'probe',
+    usage: 'paysync probe [--source NAME]',
+    summary:
+      "Measure how the service answers the interface's open points; store and compare with the last probe.",
+    run: notBuiltYet('probe'),
+  },
+  {
+    name: 'export',
+    usage: 'paysync export --day YYYY-MM-DD',
+    summary: "Write (or restate) that day's reconciliation pack.",
+    run: notBuiltYet('export'),
+  },
+  {
+    name: 'reconcile',
+    usage: 'paysync reconcile --day YYYY-MM-DD',
+    summary: 'Compare the warehouse with the service for that day; exit 1 on any mismatch.',
+    run: notBuiltYet('reconcile'),
+  },
+  {
+    name: 'status',
+    usage: 'paysync status [--json]',
+    summary: 'Per source and stream: checkpoint, lag, open windows, queue counts, last error, rejects.',
+    run: notBuiltYet('status'),
+  },
+  {
+    name: 'sim',
+    usage: 'paysync sim [--port N] [--seed N] [--days N] [--per-day N] [--api-key K]... [switches]',
+    summary: 'Run the built-in payment service simulator.',
+    run: lazy(async () => ({ run: (await import('../../sim/cli.js')).runSimCommand })),
+  },
+  {
+    name: 'demo',
+    usage: 'paysync demo',
+    summary:
+      'The whole pipeline on the embedded default: simulator, migrate, backfill, live tick, export, reconcile.',
+    run: notBuiltYet('demo'),
+  },
+];
+
+export function helpText(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  return [
+    'paysync: copies a payment service into PostgreSQL, writes daily reconciliation packs.',
+    '',
+    'Usage: paysync <command> [options]   (paysync <command> --help for its options)',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Settings come from the environment and a .env file; see README.md. Exit codes: 0 ok, 1 failed, 2 bad usage/config.',
+    '',
+  ].join('\n');
+}
