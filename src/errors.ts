@@ -149,3 +149,32 @@ export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
 }
+
+/** A migration cannot be applied safely (an applied file changed, a file is malformed). Never retried. */
+export class MigrationError extends PaysyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('MIGRATION', message, options);
+  }
+}
+
+/**
+ * A request refused before sending because it breaks one of the service's documented validation rules;
+ * the messages use the service's own wording. An UpstreamBadRequestError, so never retried.
+ */
+export class UpstreamRequestNotSentError extends UpstreamBadRequestError {
+  readonly sent = false;
+  constructor(ctx: UpstreamContext, messages: string[]) {
+    super(ctx, messages);
+    this.message = this.message.replace(
+      'the service rejected the request',
+      'request not sent, it breaks the service rules',
+    );
+  }
+}
+
+/** PostgreSQL or Redis cannot be reached at start-up. Exit code 2, with the address and how to start it. */
+export class ServiceUnreachableError extends PaysyncError {
+  constructor(message: string) {
+    super('SERVICE_UNREACHABLE', message);
+  }
+}

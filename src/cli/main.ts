@@ -2,7 +2,7 @@
  * The one CLI entry: `paysync <command> [options]`. Each command lives in src/cli/commands/ and returns
  * its exit code: 0 success, 1 the work failed, 2 bad usage or configuration (one line naming it).
  */
-import { ConfigError, PaysyncError, UsageError, describeError } from '../errors.js';
+import { ConfigError, PaysyncError, ServiceUnreachableError, UsageError, describeError } from '../errors.js';
 import { COMMANDS, helpText } from './commands/index.js';
 
 export async function runCli(argv: readonly string[]): Promise<number> {
@@ -32,7 +32,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
 }
 
 function reportFailure(command: string, error: unknown): number {
-  if (error instanceof ConfigError || error instanceof UsageError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof UsageError ||
+    error instanceof ServiceUnreachableError
+  ) {
     process.stderr.write(`paysync ${command}: ${error.message}\n`);
     return 2;
   }

@@ -24,19 +24,19 @@ export const COMMANDS: Command[] = [
     usage: 'paysync migrate',
     summary:
       'Create the database if missing and apply sql/ migrations in order (idempotent, safe to run twice at once).',
-    run: notBuiltYet('migrate'),
+    run: lazy(() => import('./migrate.js')),
   },
   {
     name: 'worker',
     usage: 'paysync worker',
     summary: 'Register the repeating schedules and process jobs until SIGTERM/SIGINT, then drain.',
-    run: notBuiltYet('worker'),
+    run: lazy(() => import('./worker.js')),
   },
   {
     name: 'sync',
     usage: 'paysync sync --once [--stream payments|transfers]',
     summary: 'Run one incremental sync tick of every source in this process, then exit.',
-    run: notBuiltYet('sync'),
+    run: lazy(() => import('./sync.js')),
   },
   {
     name: 'backfill',
@@ -44,7 +44,7 @@ export const COMMANDS: Command[] = [
       'paysync backfill --from YYYY-MM-DD --to YYYY-MM-DD [--stream payments|transfers] [--source NAME] [--wait] [--dry-run]',
     summary:
       'Enqueue the windows of an inclusive day range; --wait shows progress, --dry-run shows the plan.',
-    run: notBuiltYet('backfill'),
+    run: lazy(() => import('./backfill.js')),
   },
   {
     name: 'probe',
@@ -69,7 +69,7 @@ export const COMMANDS: Command[] = [
     name: 'status',
     usage: 'paysync status [--json]',
     summary: 'Per source and stream: checkpoint, lag, open windows, queue counts, last error, rejects.',
-    run: notBuiltYet('status'),
+    run: lazy(() => import('./status.js')),
   },
   {
     name: 'sim',

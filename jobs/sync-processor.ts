@@ -1,0 +1,90 @@
+/**
+ * The BullMQ processor: wires a job to the sync core. A failure retrying cannot fix (401, 403, 400, a
+ * source missing from the settings) becomes an UnrecoverableError: the job fails at once with the
+ * service's message and no checkpoint moves.
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import {
+  ConfigError,
+  WindowIncompleteError,
+  describeError,
+  isRetryable,
+  PaysyncError,
+} from '../src/errors.js';
+import type { Runtime } from '../src/runtime.js';
+import { tickPayments, tickTransfers } from '../src/sync/tick.js';
+import { runPaymentsWindow } from '../src/sync/window-run.js';
+import { runTransfers } from '../src/sync/transfers-run.js';
+import type { WindowReport } from '../src/sync/context.js';
+import type { SyncJobData, WindowJob } from './queue.js';
+
+function sourceOf(runtime: Runtime, name: string) {
+  const source = runtime.settings.sources.find((s) => s.name === name);
+  if (!source)
+    throw new ConfigError(`source ${name} is not configured in this worker (PAYSYNC_SOURCES_FILE)`);
+  return source;
+}
+
+async function runJob(
+  runtime: Runtime,
+  job: Job<SyncJobData>,
+  onWindow: (r: WindowReport) => void,
+): Promise<unknown> {
+  const data = job.data;
+  const deps = runtime.syncContext(sourceOf(runtime, data.source), onWindow);
+  if (job.name === 'tick') {
+    return data.stream === 'payments' ? summarizeTick(await tickPayments(deps)) : await tickTransfers(deps);
+  }
+  if (job.name === 'window') {
+    const w = data as WindowJob;
+    const key = `${new Date(w.start).toISOString()}/${new Date(w.end).toISOString()}`;
+    await runtime.checkpoints.markWindowOpen(w.source, 'payments', key);
+    try {
+      const result = await runPaymentsWindow(
+        deps,
+        { start: new Date(w.start), end: new Date(w.end) },
+        'backfill',
+      );
+      if (result.outcome !== 'complete')
+        throw new WindowIncompleteError(`window ${key} incomplete: ${result.detail}`);
+      return { records: result.records, rejects: result.rejects, pages: result.pages };
+    } finally {
+      await runtime.checkpoints.markWindowClosed(w.source, 'payments', key);
+    }
+  }
+  if (job.name === 'scan') {
+    const result = await runTransfers(deps, { mode: 'full', stopBefore: null, organizationId: null });
+    if (result.outcome !== 'complete')
+      throw new WindowIncompleteError(`transfers scan incomplete: ${result.detail}`);
+    return { records: result.records, rejects: result.rejects, pages: result.pages };
+  }
+  throw new ConfigError(`unknown job name ${job.name}`);
+}
+
+function summarizeTick(report: Awaited<ReturnType<typeof tickPayments>>) {
+  return {
+    windows: report.windows.length,
+    revisits: report.revisits.length,
+    records: [...report.windows, ...report.revisits].reduce((n, w) => n + w.records, 0),
+    incomplete: [...report.windows, ...report.revisits].filter((w) => w.outcome !== 'complete').length,
+    checkpoint: report.checkpoint?.toISOString() ?? null,
+  };
+}
+
+export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport) => void = () => undefined) {
+  return async (job: Job<SyncJobData>): Promise<unknown> => {
+    const { source, stream } = job.data;
+    try {
+      const result = await runJob(runtime, job, onWindow);
+      if (job.name === 'tick') await runtime.checkpoints.recordSuccess(source, stream, new Date());
+      return result;
+    } catch (error) {
+      const code = error instanceof PaysyncError ? error.code : 'ERROR';
+      await runtime.checkpoints
+        .recordError(source, stream, { message: describeError(error), code })
+        .catch(() => undefined);
+      if (!isRetryable(error)) throw new UnrecoverableError(describeError(error));
+      throw error;
+    }
+  };
+}

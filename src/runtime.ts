@@ -1,0 +1,144 @@
+/**
+ * The adapters a command needs, built once from settings: the warehouse pool, Redis, the logger, and per
+ * source an upstream client behind the shared rate ceiling. `close()` releases everything, so a command
+ * exits on its own.
+ */
+import { Redis } from 'ioredis';
+import type { Pool } from 'pg';
+import type { Settings, Source } from './config/settings.js';
+import { ServiceUnreachableError } from './errors.js';
+import { createLogger, type Logger } from './log.js';
+import { createUpstreamClient, type UpstreamClient } from './upstream/client.js';
+import { createPool } from './warehouse/pool.js';
+import { CheckpointStore } from './sync/checkpoints.js';
+import { createRateGate } from './sync/rate-gate.js';
+import {
+  DEFAULT_SYNC_OPTIONS,
+  type SyncContext,
+  type SyncOptions,
+  type WindowReport,
+} from './sync/context.js';
+import type { TickDeps } from './sync/tick.js';
+
+export interface Runtime {
+  settings: Settings;
+  log: Logger;
+  pool: Pool;
+  redis: Redis;
+  checkpoints: CheckpointStore;
+  syncOptions: SyncOptions;
+  client(source: Source): UpstreamClient;
+  syncContext(source: Source, onWindow?: (r: WindowReport) => void): TickDeps;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  log?: Logger;
+  /** A connection name shown in pg_stat_activity and Redis CLIENT LIST. */
+  name?: string;
+  onResponse?: (
+    source: string,
+    info: { endpoint: string; status: number | 'network'; attempt: number; ms: number },
+  ) => void;
+}
+
+function describeRedis(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || '6379'}`;
+}
+
+function describePostgres(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname || 'localhost'}:${u.port || '5432'}/${u.pathname.slice(1) || 'postgres'}`;
+}
+
+/** Opens a Redis connection that fails fast when Redis is down instead of retrying forever. */
+export async function connectRedis(url: string, name: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: null,
+    connectionName: name,
+    lazyConnect: true,
+    connectTimeout: 3_000,
+    retryStrategy: (n) => Math.min(n * 200, 2_000),
+  });
+  try {
+    await Promise.race([
+      redis.connect(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), 3_500)),
+    ]);
+    await redis.ping();
+  } catch (error) {
+    redis.disconnect();
+    throw new ServiceUnreachableError(
+      `Redis is not reachable at ${describeRedis(url)} (REDIS_URL): ${(error as Error).message}. Start it with ` +
+        `\`redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no\` or \`docker compose up -d redis\``,
+    );
+  }
+  return redis;
+}
+
+/** Checks that PostgreSQL answers (the server, not the database, which `migrate` creates). */
+export async function checkPostgres(pool: Pool, url: string): Promise<void> {
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === '3D000') return; // database missing: migrate creates it
+    throw new ServiceUnreachableError(
+      `PostgreSQL is not reachable at ${describePostgres(url)} (DATABASE_URL): ${(error as Error).message}. Start it with ` +
+        '`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` or `docker compose up -d postgres`',
+    );
+  }
+}
+
+export function syncOptionsFrom(settings: Settings): SyncOptions {
+  return { ...DEFAULT_SYNC_OPTIONS, pageSize: settings.PAGE_SIZE, padMs: settings.WINDOW_PAD };
+}
+
+export async function createRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
+  const log = options.log ?? createLogger({ level: settings.LOG_LEVEL, format: settings.LOG_FORMAT });
+  const name = options.name ?? 'paysync';
+  const pool = createPool(settings.DATABASE_URL, { applicationName: name });
+  const redis = await connectRedis(settings.REDIS_URL, name).catch(async (error) => {
+    await pool.end();
+    throw error;
+  });
+  const checkpoints = new CheckpointStore(redis, settings.PAYSYNC_QUEUE_PREFIX);
+  const syncOptions = syncOptionsFrom(settings);
+  const clients = new Map<string, UpstreamClient>();
+  const client = (source: Source): UpstreamClient => {
+    let c = clients.get(source.name);
+    if (!c) {
+      const gate = createRateGate(redis, {
+        prefix: settings.PAYSYNC_QUEUE_PREFIX,
+        source: source.name,
+        rps: settings.UPSTREAM_RPS,
+      });
+      c = createUpstreamClient({
+        source,
+        timeoutMs: settings.UPSTREAM_TIMEOUT,
+        retries: settings.UPSTREAM_RETRIES,
+        beforeRequest: () => gate.acquire(),
+        log,
+        ...(options.onResponse ? { onResponse: (info) => options.onResponse?.(source.name, info) } : {}),
+      });
+      clients.set(source.name, c);
+    }
+    return c;
+  };
+  const syncContext = (source: Source, onWindow?: (r: WindowReport) => void): TickDeps => {
+    const ctx: SyncContext = {
+      source,
+      client: client(source),
+      pool,
+      log,
+      options: syncOptions,
+      ...(onWindow ? { onWindow } : {}),
+    };
+    return { ...ctx, settings, checkpoints, redis, now: () => new Date() };
+  };
+  const close = async () => {
+    await Promise.allSettled([pool.end(), redis.quit()]);
+  };
+  return { settings, log, pool, redis, checkpoints, syncOptions, client, syncContext, close };
+}

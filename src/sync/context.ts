@@ -1,0 +1,54 @@
+/**
+ * What a sync run is handed: its I/O adapters and the settings it needs. The run itself imports no pool,
+ * client or Redis connection of its own (STYLE.md: pure core, thin adapters, passed in).
+ */
+import type { Pool } from 'pg';
+import type { Logger } from '../log.js';
+import type { Source } from '../config/settings.js';
+import type { UpstreamClient } from '../upstream/client.js';
+
+export interface SyncOptions {
+  /** Requested page size (the service may cap it). */
+  pageSize: number;
+  /** Padding on each side of a window's request (the bound-inclusivity open point). */
+  padMs: number;
+  /** A window reporting more pages than this is split into sub-windows. */
+  maxPagesPerWindow: number;
+  /** Hard ceiling of pages in one read, whatever the service says. */
+  maxPagesPerRead: number;
+  /** How many times a window is cut in two when it keeps falling short of the reported total. */
+  maxSplitDepth: number;
+}
+
+export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
+  pageSize: 100,
+  padMs: 60_000,
+  maxPagesPerWindow: 50,
+  maxPagesPerRead: 10_000,
+  maxSplitDepth: 3,
+};
+
+export interface WindowReport {
+  source: string;
+  stream: 'payments' | 'transfers';
+  window: string;
+  kind: string;
+  pages: number;
+  records: number;
+  rejects: number;
+  reportedTotal: number | null;
+  distinct: number;
+  reads: number;
+  outcome: 'complete' | 'incomplete';
+  ms: number;
+}
+
+export interface SyncContext {
+  source: Source;
+  client: UpstreamClient;
+  pool: Pool;
+  log: Logger;
+  options: SyncOptions;
+  /** Called once per finished window (metrics, progress). */
+  onWindow?: (report: WindowReport) => void;
+}

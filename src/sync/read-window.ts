@@ -1,0 +1,128 @@
+/**
+ * One read of one payments window: page through the list with the window's padded `dateFrom`/`dateTo`,
+ * validate each page record by record, and load each page as it arrives (the next page is fetched while
+ * the previous one is being written). Returns what was seen, for the completeness decision in
+ * window-run.ts. Every page it loads is committed before it returns; a failure leaves only whole pages.
+ */
+import { loadPage } from '../warehouse/loader.js';
+import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
+import { validatePayments, type RejectedRecord } from '../upstream/schemas.js';
+import { paddedQuery, type Window } from './windows.js';
+import type { SyncContext } from './context.js';
+
+export interface ReadOutcome {
+  /** Distinct ids received (valid and rejected records alike: the service counts both). */
+  ids: Set<string>;
+  /** Records without a usable id (rejected): each counts once. */
+  anonymous: number;
+  records: number;
+  rejects: number;
+  pages: number;
+  nonEmptyPages: number;
+  maxTotal: number | null;
+  /** Records whose createdAt is far outside the padded request: the service ignored the date filter. */
+  farOutside: number;
+  /** Set when the read stopped after its first page because the window is too large (see `tooLarge`). */
+  abandonedForSplit: boolean;
+}
+
+function emptyOutcome(): ReadOutcome {
+  return {
+    ids: new Set(),
+    anonymous: 0,
+    records: 0,
+    rejects: 0,
+    pages: 0,
+    nonEmptyPages: 0,
+    maxTotal: null,
+    farOutside: 0,
+    abandonedForSplit: false,
+  };
+}
+
+const DAY_MS = 86_400_000;
+
+function tally(
+  out: ReadOutcome,
+  page: PageRead,
+  rejects: RejectedRecord[],
+  validIds: string[],
+  createdAts: string[],
+  query: { dateFrom: number; dateTo: number },
+): void {
+  out.pages += 1;
+  if (page.items.length > 0) out.nonEmptyPages += 1;
+  if (page.total !== null) out.maxTotal = Math.max(out.maxTotal ?? 0, page.total);
+  for (const id of validIds) out.ids.add(id);
+  for (const reject of rejects) {
+    if (reject.id === null) out.anonymous += 1;
+    else out.ids.add(reject.id);
+  }
+  out.records += validIds.length;
+  out.rejects += rejects.length;
+  for (const createdAt of createdAts) {
+    const t = Date.parse(createdAt);
+    if (t < query.dateFrom * 1000 - DAY_MS || t > query.dateTo * 1000 + DAY_MS) out.farOutside += 1;
+  }
+}
+
+export interface ReadOptions {
+  /** Given the first page's reported total, whether to abandon the read (the window will be split). */
+  tooLarge?: (reportedTotal: number | null) => boolean;
+}
+
+export async function readPaymentsWindow(
+  ctx: SyncContext,
+  window: Window,
+  opts: ReadOptions = {},
+): Promise<ReadOutcome> {
+  const { client, pool, source, options } = ctx;
+  const query = paddedQuery(window, options.padMs);
+  const pages = readPages((page) => client.listPayments({ page, size: options.pageSize, ...query }), {
+    size: options.pageSize,
+    maxPages: options.maxPagesPerRead,
+    endpoint: source.scope === 'organisation' ? '/api/paiements/organisations' : '/api/paiements/api-key',
+    source: source.name,
+  });
+  const out = emptyOutcome();
+  let loading: Promise<unknown> = Promise.resolve();
+  try {
+    for (;;) {
+      const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
+      if (next.done) break;
+      const page = next.value;
+      if (out.pages === 0 && opts.tooLarge?.(page.total)) {
+        out.abandonedForSplit = true;
+        out.maxTotal = page.total;
+        await pages.return(undefined as never);
+        break;
+      }
+      const { valid, rejects } = validatePayments(page.items);
+      tally(
+        out,
+        page,
+        rejects,
+        valid.map((p) => p.id),
+        valid.map((p) => p.createdAt),
+        query,
+      );
+      await loading; // at most one page being written while the next is fetched
+      loading = loadPage(pool, {
+        source: source.name,
+        stream: 'payments',
+        organizationId: null,
+        records: valid,
+        rejects,
+      });
+      loading.catch(() => undefined); // surfaced by the await below; avoids an unhandled rejection meanwhile
+    }
+  } finally {
+    await loading.catch(() => undefined);
+  }
+  await loading;
+  return out;
+}
+
+export function distinctCount(out: ReadOutcome): number {
+  return out.ids.size + out.anonymous;
+}
