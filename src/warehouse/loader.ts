@@ -1,0 +1,186 @@
+/**
+ * Loads pages of validated records into the warehouse: one statement per page (see page-sql.ts), so a
+ * page's rows, status history, rejects and optional window row commit together or not at all, and
+ * replaying a page is harmless (upsert on id that only moves forward).
+ */
+import type pg from 'pg';
+import { silentLogger, type Logger } from '../log.js';
+import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
+import { deduplicate, rejectRow, unstorableReason } from './page-prep.js';
+import { pageSql, windowUpsertSql } from './page-sql.js';
+import {
+  jsonColumnIndex,
+  paymentRow,
+  tableFor,
+  transferRow,
+  type Row,
+  type StreamTable,
+} from './stream-tables.js';
+
+export interface SyncWindowRow {
+  source: string;
+  stream: 'payments' | 'transfers';
+  windowStart: Date;
+  windowEnd: Date;
+  kind: 'live' | 'backfill' | 'revisit' | 'scan';
+  fetchedAt: Date;
+  records: number;
+  rejects: number;
+  reportedTotal: number | null;
+  pages: number;
+  outcome: 'complete' | 'incomplete' | 'failed';
+  detail?: string | null;
+}
+
+export interface PageLoad {
+  source: string;
+  stream: 'payments' | 'transfers';
+  /** The source's organisation: stored on transfers, which carry none. Ignored for payments. */
+  organizationId: string | null;
+  records: Payment[] | Transfer[];
+  rejects: RejectedRecord[];
+  /** Written in the same statement: a window is marked only once its last page is committed. */
+  window?: SyncWindowRow;
+}
+
+/**
+ * Counts over distinct ids of the page. `rejects` includes records moved to rejects because Postgres
+ * cannot store them; `anomalies` counts final → non-final status moves and same-updatedAt conflicts.
+ */
+export interface LoadResult {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  stale: number;
+  rejects: number;
+  anomalies: number;
+}
+
+interface PreparedPage {
+  table: StreamTable;
+  rows: Row[];
+  rejects: RejectedRecord[];
+  conflicts: string[];
+}
+
+function prepare(page: PageLoad): PreparedPage {
+  const table = tableFor(page.stream);
+  const { records, conflicts } = deduplicate<Payment | Transfer>(page.records);
+  const jsonIndex = jsonColumnIndex(table);
+  const rows: Row[] = [];
+  const rejects = [...page.rejects];
+  for (const record of records) {
+    const row =
+      page.stream === 'payments'
+        ? paymentRow(record as Payment)
+        : transferRow(record as Transfer, page.organizationId);
+    const reason = unstorableReason(row, jsonIndex);
+    if (reason === null) rows.push(row);
+    else rejects.push({ raw: record, reason, id: record.id });
+  }
+  return { table, rows, rejects, conflicts };
+}
+
+/** Column-major arrays for unnest: one array parameter per column. */
+function columnArrays(rows: readonly Row[], width: number): (string | null)[][] {
+  const arrays: (string | null)[][] = Array.from({ length: width }, () => new Array(rows.length));
+  rows.forEach((row, r) => row.forEach((value, c) => ((arrays[c] as (string | null)[])[r] = value)));
+  return arrays;
+}
+
+function windowParams(row: SyncWindowRow | undefined): unknown[] {
+  if (!row) return new Array(12).fill(null);
+  return [
+    row.source,
+    row.stream,
+    row.windowStart,
+    row.windowEnd,
+    row.kind,
+    row.fetchedAt,
+    row.records,
+    row.rejects,
+    row.reportedTotal,
+    row.pages,
+    row.outcome,
+    row.detail ?? null,
+  ];
+}
+
+function pageParams(page: PageLoad, prepared: PreparedPage): unknown[] {
+  const rejects = prepared.rejects.map(rejectRow);
+  return [
+    ...columnArrays(prepared.rows, prepared.table.columns.length),
+    page.source,
+    page.stream,
+    rejects.map((r) => r.recordId),
+    rejects.map((r) => r.rawJson),
+    rejects.map((r) => r.rawText),
+    rejects.map((r) => r.rawHash),
+    rejects.map((r) => r.reason),
+    ...windowParams(page.window),
+  ];
+}
+
+interface PageOutcome {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  stale: number;
+  anomalies: Array<{ id: string; from: string; to: string }>;
+  resolved: number;
+}
+
+const sqlCache = new Map<StreamTable, string>();
+const sqlFor = (table: StreamTable): string => {
+  const cached = sqlCache.get(table) ?? pageSql(table);
+  sqlCache.set(table, cached);
+  return cached;
+};
+
+export async function loadPage(
+  pool: pg.Pool,
+  page: PageLoad,
+  log: Logger = silentLogger,
+): Promise<LoadResult> {
+  const prepared = prepare(page);
+  if (prepared.rows.length === 0 && prepared.rejects.length === 0 && !page.window) {
+    return { inserted: 0, updated: 0, unchanged: 0, stale: 0, rejects: 0, anomalies: 0 };
+  }
+  const { rows } = await pool.query<PageOutcome>(sqlFor(prepared.table), pageParams(page, prepared));
+  const outcome = rows[0] as PageOutcome;
+  report(page, prepared, outcome, log);
+  return {
+    inserted: outcome.inserted,
+    updated: outcome.updated,
+    unchanged: outcome.unchanged,
+    stale: outcome.stale,
+    rejects: prepared.rejects.length,
+    anomalies: outcome.anomalies.length + prepared.conflicts.length,
+  };
+}
+
+function report(page: PageLoad, prepared: PreparedPage, outcome: PageOutcome, log: Logger): void {
+  const where = { source: page.source, stream: page.stream };
+  for (const a of outcome.anomalies) {
+    log.warn({ ...where, id: a.id, from: a.from, to: a.to }, 'a final status went back to a non-final one');
+  }
+  if (prepared.conflicts.length > 0) {
+    log.warn(
+      { ...where, ids: prepared.conflicts.slice(0, 20), count: prepared.conflicts.length },
+      'same id sent twice in one page with the same updatedAt and different content; kept one',
+    );
+  }
+  const unstorable = prepared.rejects.length - page.rejects.length;
+  if (unstorable > 0)
+    log.warn({ ...where, count: unstorable }, 'records PostgreSQL cannot store exactly were rejected');
+  if (outcome.resolved > 0)
+    log.info({ ...where, count: outcome.resolved }, 'earlier rejects resolved by valid copies');
+}
+
+/** Records one run of a window on its own (e.g. a failed window, which loads no page). */
+export async function recordWindow(pool: pg.Pool, row: SyncWindowRow): Promise<void> {
+  await pool.query(
+    windowUpsertSql((k) => `$${k}`),
+    windowParams(row),
+  );
+}

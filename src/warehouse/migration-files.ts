@@ -1,0 +1,52 @@
+/**
+ * The migration files: `sql/NNN_name.sql`, applied in numeric order, each identified by its file name
+ * and a SHA-256 of its exact bytes (an applied file that changes is refused, never re-run).
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MigrationError } from '../errors.js';
+
+export interface MigrationFile {
+  name: string;
+  number: number;
+  sql: string;
+  checksum: string;
+}
+
+const FILE_NAME = /^(\d{3,})_[a-z0-9_-]+\.sql$/;
+
+/** `sql/` at the package root, whether running from src/ (tests) or dist/src/ (built). */
+export function defaultSqlDir(): string {
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  return here.includes(`${join('dist', 'src')}`) ? join(here, '../../../sql') : join(here, '../../sql');
+}
+
+export function checksumOf(sql: string): string {
+  return createHash('sha256').update(sql, 'utf8').digest('hex');
+}
+
+/** Reads and orders the migration files; a stray or duplicate-numbered `.sql` file is an error. */
+export async function readMigrations(sqlDir: string): Promise<MigrationFile[]> {
+  const names = (await readdir(sqlDir)).filter((name) => name.endsWith('.sql')).sort();
+  const files: MigrationFile[] = [];
+  for (const name of names) {
+    const match = FILE_NAME.exec(name);
+    if (!match) throw new MigrationError(`migration file ${name} is not named NNN_name.sql`);
+    const sql = await readFile(join(sqlDir, name), 'utf8');
+    files.push({ name, number: Number(match[1]), sql, checksum: checksumOf(sql) });
+  }
+  files.sort((a, b) => a.number - b.number);
+  files.forEach((file, i) => {
+    if (i > 0 && files[i - 1]?.number === file.number) {
+      throw new MigrationError(`two migration files share number ${file.number}: ${file.name}`);
+    }
+  });
+  return files;
+}
+
+/** Checksum of the whole set: names a template database built from exactly these files. */
+export function setChecksum(files: readonly MigrationFile[]): string {
+  return checksumOf(files.map((f) => `${f.name}:${f.checksum}`).join('\n'));
+}

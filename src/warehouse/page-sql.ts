@@ -1,0 +1,119 @@
+/**
+ * The one statement that loads a page. Data-modifying CTEs make it atomic on its own (one round trip,
+ * no BEGIN/COMMIT): rows, status history, rejects, resolved rejects and the optional window row commit
+ * together or not at all.
+ *
+ * How a row moves only forward: `classified` compares each incoming copy with the stored row (the
+ * statement's snapshot) to count outcomes; the ON CONFLICT … WHERE guard repeats the test against the
+ * row as it is at write time, so even a concurrent load cannot make an older copy win. Unchanged and
+ * stale copies only get synced_at bumped (a HOT update: no indexed column changes).
+ *
+ * Built from the constant column lists of stream-tables.ts; every value is a parameter.
+ */
+import type { StreamTable } from './stream-tables.js';
+
+/** Parameter numbers after the column arrays ($1…$n). */
+export const REJECT_PARAMS = 5; // record_id, raw, raw_text, raw_hash, reason
+export const WINDOW_PARAMS = 12;
+
+const list = (names: readonly string[], prefix = ''): string => names.map((n) => prefix + n).join(', ');
+
+export function incomingSql(table: StreamTable): string {
+  const arrays = table.columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
+  return `SELECT * FROM unnest(${arrays}) AS i(${list(table.columns.map((c) => c.name))})`;
+}
+
+function differs(table: StreamTable, left: string, right: string): string {
+  const compared = table.columns.filter((c) => c.compared).map((c) => c.name);
+  return `(${list(compared, `${left}.`)}) IS DISTINCT FROM (${list(compared, `${right}.`)})`;
+}
+
+/** `incoming` may be unnest of parameters (the loader) or a staging table (the COPY variant in bench/). */
+export function pageSql(table: StreamTable, incoming = incomingSql(table)): string {
+  const n = table.columns.length;
+  const names = table.columns.map((c) => c.name);
+  const source = `$${n + 1}::text`;
+  const stream = `$${n + 2}::text`;
+  const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…5
+  const finals = `ARRAY[${table.finalStatuses.map((s) => `'${s}'`).join(', ')}]::text[]`;
+  return `
+WITH incoming AS (${incoming}),
+classified AS (
+  SELECT i.*, t.status AS old_status,
+         CASE WHEN t.id IS NULL THEN 'inserted'
+              WHEN i.updated_at > t.updated_at THEN 'updated'
+              WHEN i.updated_at < t.updated_at THEN 'stale'
+              WHEN ${differs(table, 'i', 't')} THEN 'updated'
+              ELSE 'unchanged' END AS outcome
+  FROM incoming i LEFT JOIN ${table.table} t ON t.id = i.id
+),
+written AS (
+  INSERT INTO ${table.table} AS t (${list(names)}, source)
+  SELECT ${list(names)}, ${source} FROM classified
+  WHERE outcome IN ('inserted', 'updated') ORDER BY id
+  ON CONFLICT (id) DO UPDATE SET ${names
+    .filter((c) => c !== 'id')
+    .map((c) => `${c} = EXCLUDED.${c}`)
+    .join(', ')}, source = EXCLUDED.source, synced_at = now()
+  WHERE EXCLUDED.updated_at > t.updated_at
+     OR (EXCLUDED.updated_at = t.updated_at AND ${differs(table, 'EXCLUDED', 't')})
+  RETURNING 1
+),
+touched AS (
+  UPDATE ${table.table} t SET synced_at = now()
+  FROM classified c WHERE c.id = t.id AND c.outcome IN ('unchanged', 'stale')
+  RETURNING 1
+),
+history AS (
+  INSERT INTO ${table.historyTable} (${table.historyKey}, status, updated_at, source)
+  SELECT id, status, updated_at, ${source} FROM classified
+  WHERE old_status IS DISTINCT FROM status ORDER BY id
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+),
+rejected AS (
+  INSERT INTO reporting.sync_rejects AS r (source, stream, record_id, raw, raw_text, raw_hash, reason)
+  SELECT ${source}, ${stream}, x.record_id, x.raw, x.raw_text, x.raw_hash, x.reason
+  FROM unnest(${r(1)}::text[], ${r(2)}::jsonb[], ${r(3)}::text[], ${r(4)}::text[], ${r(5)}::text[])
+       AS x(record_id, raw, raw_text, raw_hash, reason)
+  ON CONFLICT (source, stream, raw_hash) DO UPDATE
+    SET last_seen_at = now(), times_seen = r.times_seen + 1, reason = EXCLUDED.reason
+  RETURNING 1
+),
+resolved AS (
+  UPDATE reporting.sync_rejects r SET resolved_at = now()
+  FROM incoming i
+  WHERE r.source = ${source} AND r.stream = ${stream} AND r.record_id = i.id
+    AND r.resolved_at IS NULL AND r.raw_hash <> ALL(${r(4)}::text[])
+  RETURNING 1
+),
+windowed AS (${windowUpsertSql((k) => `$${n + 2 + REJECT_PARAMS + k}`, true)})
+SELECT count(*) FILTER (WHERE outcome = 'inserted')::int AS inserted,
+       count(*) FILTER (WHERE outcome = 'updated')::int AS updated,
+       count(*) FILTER (WHERE outcome = 'unchanged')::int AS unchanged,
+       count(*) FILTER (WHERE outcome = 'stale')::int AS stale,
+       coalesce(jsonb_agg(jsonb_build_object('id', id, 'from', old_status, 'to', status))
+         FILTER (WHERE outcome = 'updated' AND old_status = ANY(${finals})
+                 AND NOT status = ANY(${finals})), '[]'::jsonb) AS anomalies,
+       (SELECT count(*) FROM resolved)::int AS resolved
+FROM classified`;
+}
+
+/**
+ * Upsert of one sync_windows row: one row per (source, stream, window), updated on each run with the
+ * latest outcome; attempts counts the runs. With `optional`, nothing is written when the start is NULL.
+ */
+export function windowUpsertSql(p: (k: number) => string, optional = false): string {
+  return `
+  INSERT INTO reporting.sync_windows AS w (source, stream, window_start, window_end, kind, fetched_at,
+    records, rejects, reported_total, pages, outcome, detail, first_fetched_at)
+  SELECT ${p(1)}::text, ${p(2)}::text, ${p(3)}::timestamptz, ${p(4)}::timestamptz, ${p(5)}::text,
+    ${p(6)}::timestamptz, ${p(7)}::int, ${p(8)}::int, ${p(9)}::int, ${p(10)}::int, ${p(11)}::text,
+    ${p(12)}::text, ${p(6)}::timestamptz
+  ${optional ? `WHERE ${p(3)}::timestamptz IS NOT NULL` : ''}
+  ON CONFLICT (source, stream, window_start, window_end) DO UPDATE
+    SET kind = EXCLUDED.kind, fetched_at = EXCLUDED.fetched_at, records = EXCLUDED.records,
+        rejects = EXCLUDED.rejects, reported_total = EXCLUDED.reported_total, pages = EXCLUDED.pages,
+        outcome = EXCLUDED.outcome, detail = EXCLUDED.detail, attempts = w.attempts + 1
+  RETURNING 1`;
+}

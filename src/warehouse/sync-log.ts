@@ -1,0 +1,72 @@
+/**
+ * Reads of the durable sync log and of open records, for the sync engine: rebuilding checkpoints after
+ * Redis is lost, and finding the days that still hold records to revisit.
+ */
+import type pg from 'pg';
+import type { Stream } from '../upstream/schemas.js';
+
+export interface LoggedWindow {
+  windowStart: Date;
+  windowEnd: Date;
+  fetchedAt: Date;
+  outcome: string;
+}
+
+/**
+ * Windows of one source and stream whose latest run ended `complete` (never a failed or incomplete
+ * one: a checkpoint rebuilt from these can only under-claim), ordered by start. With `since`, only
+ * windows ending after it.
+ */
+export async function completedWindows(
+  pool: pg.Pool,
+  source: string,
+  stream: Stream,
+  since?: Date,
+): Promise<LoggedWindow[]> {
+  const { rows } = await pool.query<LoggedWindow>(
+    `SELECT window_start AS "windowStart", window_end AS "windowEnd", fetched_at AS "fetchedAt", outcome
+       FROM reporting.sync_windows
+      WHERE source = $1 AND stream = $2 AND outcome = 'complete'
+        AND ($3::timestamptz IS NULL OR window_end > $3::timestamptz)
+      ORDER BY window_start, window_end`,
+    [source, stream, since ?? null],
+  );
+  return rows;
+}
+
+// These predicates repeat the partial indexes' WHERE clauses of sql/005 word for word: the planner
+// uses a partial index only when the query implies its predicate.
+const OPEN_DAYS_SQL: Record<Stream, string> = {
+  payments: `SELECT DISTINCT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day
+      FROM reporting.payments
+     WHERE source = $1 AND status NOT IN ('COMPLETE', 'FAILED', 'TIMEOUT')
+       AND created_at >= $4 AND created_at < $3
+     ORDER BY day`,
+  transfers: `SELECT DISTINCT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day
+      FROM reporting.transfers
+     WHERE source = $1 AND status NOT IN ('COMPLETE', 'FAILED')
+       AND created_at >= $4 AND created_at < $3
+     ORDER BY day`,
+};
+
+/**
+ * Local days (YYYY-MM-DD in `timeZone`) holding records of this source still in a non-final status,
+ * created in [horizonStart, olderThan): the revisit query. Records newer than `olderThan` are left to
+ * the live lookback; older than the horizon they are no longer revisited.
+ */
+export async function nonFinalDays(
+  pool: pg.Pool,
+  source: string,
+  stream: Stream,
+  timeZone: string,
+  olderThan: Date,
+  horizonStart: Date,
+): Promise<string[]> {
+  const { rows } = await pool.query<{ day: string }>(OPEN_DAYS_SQL[stream], [
+    source,
+    timeZone,
+    olderThan,
+    horizonStart,
+  ]);
+  return rows.map((row) => row.day);
+}
