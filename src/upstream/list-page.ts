@@ -1,0 +1,64 @@
+/**
+ * One page type for both list shapes. Which shape the service answers with is an open point of the
+ * interface ("a bare array … and/or the Page wrapper"), so every list body goes through `toListPage`.
+ *
+ * Tolerance (decided here): an object with a `data` array is a wrapper even when `total`, `page`, `size`
+ * or `totalPages` are missing or malformed; those become `null`. A wrapper with less evidence is still a
+ * list, and the pager (paging.ts) then falls back to its safest rule: read on until an empty page.
+ * Anything else (a scalar, an object without a `data` array) is not a list: UpstreamProtocolError.
+ */
+import { PageWrapperSchema } from './schemas.js';
+
+export interface ListPage {
+  items: unknown[];
+  shape: 'array' | 'wrapper';
+  /** The wrapper's evidence, as the service reported it; null for a bare array or a missing field. */
+  total: number | null;
+  totalPages: number | null;
+  page: number | null;
+  size: number | null;
+  /** What was asked for (the service may cap `size` silently and may ignore `page`). */
+  requested: { page: number; size: number };
+}
+
+export type ListPageResult = { ok: true; page: ListPage } | { ok: false; detail: string };
+
+function count(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+function wrapperPage(body: Record<string, unknown>, requested: ListPage['requested']): ListPage {
+  const strict = PageWrapperSchema.safeParse(body);
+  if (strict.success) {
+    const { data, total, totalPages, page, size } = strict.data;
+    return { items: data, shape: 'wrapper', total, totalPages, page, size, requested };
+  }
+  return {
+    items: body.data as unknown[],
+    shape: 'wrapper',
+    total: count(body.total),
+    totalPages: count(body.totalPages),
+    page: count(body.page),
+    size: count(body.size),
+    requested,
+  };
+}
+
+/** Normalises a parsed list body. Pure. */
+export function toListPage(body: unknown, requested: ListPage['requested']): ListPageResult {
+  if (Array.isArray(body)) {
+    return {
+      ok: true,
+      page: { items: body, shape: 'array', total: null, totalPages: null, page: null, size: null, requested },
+    };
+  }
+  if (body !== null && typeof body === 'object' && Array.isArray((body as { data?: unknown }).data)) {
+    return { ok: true, page: wrapperPage(body as Record<string, unknown>, requested) };
+  }
+  const what =
+    body === null ? 'null' : typeof body === 'object' ? 'an object without a data array' : typeof body;
+  return {
+    ok: false,
+    detail: `a list body must be an array or a page wrapper with a data array (got ${what})`,
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * Reading every page of a list, stopping only on evidence. The interface leaves open the page defaults and
+ * caps, the list shape and the ordering, so the rule must hold for every answer:
+ *
+ * - An empty page ends the list, whatever the shape.
+ * - A bare array gives no evidence: a short page is not the end (the service may cap `size` silently at an
+ *   unknown value), so paging goes on until an empty page.
+ * - A wrapper ends the list early only when all of its own evidence agrees: the distinct records received
+ *   reach its `total`, the page is short against the `size` it reports (a cap shows there), and, when it
+ *   sends `totalPages`, this is the last of them. When in doubt (a lying `total`, a missing field, a full
+ *   last page) one more page is read and the empty page ends it.
+ * - A page k > 0 with exactly the ids of the previous page or of page 0 means the service ignores `page`
+ *   (or the list shifts by a whole page per read): PaginationError instead of an endless loop.
+ * - A hard ceiling of `maxPages` pages per call: PaginationError saying how to get under it.
+ * Ordering is never relied on: ids are compared as sets.
+ */
+import { PaginationError } from '../errors.js';
+import type { ListPage } from './list-page.js';
+
+export interface PagingOptions {
+  size: number;
+  maxPages: number;
+  endpoint: string;
+  source?: string;
+}
+
+/** A page as read; `index` is the page number requested. */
+export interface PageRead extends ListPage {
+  index: number;
+}
+
+export interface PagingSummary {
+  pages: number;
+  /** Distinct records received (by id; a record without an id counts once per copy): compare with `maxTotal`. */
+  items: number;
+  endedBy: EndedBy;
+  /** The largest `total` any wrapper page reported (it can grow while paging), null if none did. */
+  maxTotal: number | null;
+  shape: 'array' | 'wrapper' | 'mixed';
+}
+
+export type EndedBy = 'empty-page' | 'wrapper-last-page' | 'wrapper-total-reached';
+
+/** What one page showed, with what came before it. */
+export interface PageEvidence {
+  index: number;
+  count: number;
+  shape: ListPage['shape'];
+  total: number | null;
+  totalPages: number | null;
+  /** The page size the service reports (not the one requested). */
+  size: number | null;
+  /** Distinct records received so far, this page included. */
+  received: number;
+  /** The earlier page this one repeats exactly, or null. */
+  repeats: number | null;
+}
+
+export type PageDecision =
+  { next: 'continue' } | { next: 'stop'; endedBy: EndedBy } | { next: 'fail'; detail: string };
+
+function wrapperEnd(e: PageEvidence): EndedBy | null {
+  if (e.shape !== 'wrapper' || e.total === null || e.size === null) return null;
+  if (e.received < e.total || e.count >= e.size) return null;
+  if (e.totalPages === null) return 'wrapper-total-reached';
+  return e.index >= e.totalPages - 1 ? 'wrapper-last-page' : null;
+}
+
+/** The stopping rule. Pure. */
+export function decideNextPage(
+  e: PageEvidence,
+  options: Pick<PagingOptions, 'maxPages' | 'size'>,
+): PageDecision {
+  if (e.count === 0) return { next: 'stop', endedBy: 'empty-page' };
+  if (e.repeats !== null) {
+    return {
+      next: 'fail',
+      detail:
+        `the service ignores \`page\`: page ${e.index} returned exactly the ${e.count} records of page ${e.repeats}, ` +
+        'so paging cannot advance; stopped instead of looping',
+    };
+  }
+  const endedBy = wrapperEnd(e);
+  if (endedBy) return { next: 'stop', endedBy };
+  if (e.index + 1 >= options.maxPages) {
+    return {
+      next: 'fail',
+      detail:
+        `read the page ceiling of ${options.maxPages} pages (size ${options.size}) without reaching the end of the list; ` +
+        `narrow the window to fewer than ${options.maxPages * options.size} records or raise maxPages`,
+    };
+  }
+  return { next: 'continue' };
+}
+
+function keyOf(item: unknown): string {
+  const id = (item as { id?: unknown } | null)?.id;
+  if (typeof id === 'string' || typeof id === 'number') return `id:${String(id)}`;
+  return `json:${JSON.stringify(item) ?? 'undefined'}`;
+}
+
+function signatureOf(items: readonly unknown[]): string {
+  return items.map(keyOf).sort().join('\u0000');
+}
+
+/** Accumulates what the pages showed; turns each page into evidence for decideNextPage. */
+export class PageTracker {
+  private readonly seen = new Set<string>();
+  private anonymous = 0;
+  private firstSignature: string | null = null;
+  private previousSignature: string | null = null;
+  private readonly shapes = new Set<ListPage['shape']>();
+  private maxTotal: number | null = null;
+  private pages = 0;
+
+  observe(index: number, page: ListPage): PageEvidence {
+    this.pages += 1;
+    this.shapes.add(page.shape);
+    if (page.total !== null) this.maxTotal = Math.max(this.maxTotal ?? 0, page.total);
+    const signature = signatureOf(page.items);
+    let repeats: number | null = null;
+    if (index > 0 && page.items.length > 0) {
+      if (signature === this.previousSignature) repeats = index - 1;
+      else if (signature === this.firstSignature) repeats = 0;
+    }
+    if (index === 0) this.firstSignature = signature;
+    this.previousSignature = signature;
+    for (const item of page.items) {
+      const key = keyOf(item);
+      if (key.startsWith('json:')) this.anonymous += 1;
+      else this.seen.add(key);
+    }
+    const { shape, total, totalPages, size } = page;
+    const received = this.seen.size + this.anonymous;
+    return { index, count: page.items.length, shape, total, totalPages, size, received, repeats };
+  }
+
+  summary(endedBy: EndedBy): PagingSummary {
+    const shape = this.shapes.size > 1 ? 'mixed' : this.shapes.has('wrapper') ? 'wrapper' : 'array';
+    return {
+      pages: this.pages,
+      items: this.seen.size + this.anonymous,
+      endedBy,
+      maxTotal: this.maxTotal,
+      shape,
+    };
+  }
+}
+
+/**
+ * Reads pages 0, 1, 2… through `fetchPage` and yields each one (the final empty page too: it may carry the
+ * wrapper's `total`). Returns the summary. Throws PaginationError when paging cannot end on evidence; the
+ * caller must then not treat the list as complete.
+ */
+export async function* readPages(
+  fetchPage: (page: number) => Promise<ListPage>,
+  options: PagingOptions,
+): AsyncGenerator<PageRead, PagingSummary> {
+  const tracker = new PageTracker();
+  const ctx = { endpoint: options.endpoint, ...(options.source ? { source: options.source } : {}) };
+  for (let index = 0; ; index++) {
+    const page = await fetchPage(index);
+    const decision = decideNextPage(tracker.observe(index, page), options);
+    if (decision.next === 'fail') throw new PaginationError(ctx, decision.detail);
+    yield { ...page, index };
+    if (decision.next === 'stop') return tracker.summary(decision.endedBy);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The attempt loop around got. got's own retry is off (`retry: { limit: 0 }`) so that the shared rate
+ * ceiling (`beforeRequest`) runs before every attempt, and so that the decision to retry is ours, as data
+ * (retry-delay.ts). The API key is revealed here only, into the `X-API-Key` header (and to scrub it from
+ * any text the service sends back); the URL carries documented query parameters only.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
+import got from 'got';
+import type { Source } from '../config/settings.js';
+import type { UpstreamError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import { errorForStatus, errorForTransport, transportCode, type AttemptContext } from './http-errors.js';
+import {
+  failureKindOf,
+  parseRetryAfter,
+  retryDelay,
+  type FailureKind,
+  type RetryPolicy,
+} from './retry-delay.js';
+
+/** A 2xx response as the parser sees it. */
+export interface RawResponse {
+  status: number;
+  body: string;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: UpstreamError };
+
+export interface RequestSpec<T> {
+  method: 'GET' | 'POST';
+  endpoint: string;
+  searchParams?: Record<string, string | number>;
+  json?: unknown;
+  idempotent: boolean;
+  /** Reads a 2xx body; a failure is a protocol error (retried if the request is idempotent). */
+  parse: (response: RawResponse) => Parsed<T>;
+}
+
+export interface SenderOptions {
+  source: Source;
+  timeoutMs: number;
+  policy: RetryPolicy;
+  beforeRequest?: (() => Promise<void>) | undefined;
+  onResponse?:
+    | ((info: { endpoint: string; status: number | 'network'; attempt: number; ms: number }) => void)
+    | undefined;
+  log?: Logger | undefined;
+}
+
+type Outcome<T> =
+  | { ok: true; value: T; status: number }
+  | { ok: false; error: UpstreamError; kind: FailureKind; status: number | 'network'; neverSent: boolean };
+
+export type Send = <T>(spec: RequestSpec<T>) => Promise<T>;
+
+export function createSender(options: SenderOptions): Send {
+  const log = options.log ?? silentLogger;
+  const http = got.extend({
+    prefixUrl: options.source.baseUrl,
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    // A redirect would forward the X-API-Key header to wherever it points; success codes are 2xx only.
+    followRedirect: false,
+    responseType: 'text',
+    timeout: { request: options.timeoutMs },
+  });
+  const ctxOf = (endpoint: string): AttemptContext => ({ endpoint, source: options.source.name });
+
+  async function attemptOnce<T>(spec: RequestSpec<T>): Promise<Outcome<T>> {
+    const key = options.source.apiKey.reveal();
+    const ctx = ctxOf(spec.endpoint);
+    try {
+      const response = await http(spec.endpoint.replace(/^\//, ''), {
+        method: spec.method,
+        headers: { 'x-api-key': key, accept: 'application/json' },
+        searchParams: spec.searchParams,
+        json: spec.json,
+      });
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) {
+        const parsed = spec.parse({ status, body: response.body });
+        if (parsed.ok) return { ok: true, value: parsed.value, status };
+        return { ok: false, error: parsed.error, kind: 'protocol', status, neverSent: false };
+      }
+      const retryAfterMs = parseRetryAfter(response.headers['retry-after'], Date.now());
+      const error = errorForStatus(ctx, status, response.body, key, retryAfterMs);
+      return { ok: false, error, kind: failureKindOf(status), status, neverSent: false };
+    } catch (thrown) {
+      const error = errorForTransport(ctx, thrown, options.timeoutMs, key);
+      const neverSent = transportCode(thrown) === 'ECONNREFUSED';
+      return { ok: false, error, kind: 'network', status: 'network', neverSent };
+    }
+  }
+
+  return async function send<T>(spec: RequestSpec<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      await options.beforeRequest?.();
+      const started = performance.now();
+      const outcome = await attemptOnce(spec);
+      const ms = Math.round(performance.now() - started);
+      options.onResponse?.({ endpoint: spec.endpoint, status: outcome.status, attempt, ms });
+      if (outcome.ok) return outcome.value;
+      const retryAfterMs = (outcome.error as { retryAfterMs?: number }).retryAfterMs;
+      const delay = retryDelay(
+        {
+          attempt,
+          kind: outcome.kind,
+          retryAfterMs,
+          idempotent: spec.idempotent,
+          neverSent: outcome.neverSent,
+        },
+        options.policy,
+      );
+      if (delay === 'stop') throw outcome.error;
+      log.warn(
+        {
+          source: options.source.name,
+          endpoint: spec.endpoint,
+          attempt,
+          delayMs: delay,
+          code: outcome.error.code,
+        },
+        `upstream attempt failed, retrying: ${outcome.error.message}`,
+      );
+      await sleep(delay);
+    }
+  };
+}
