@@ -1,0 +1,145 @@
+/**
+ * `startSimulator`: the simulated payment service on plain node:http (no framework: it is also the
+ * benchmark's upstream). Every API request rolls the fault dice first (a gateway's faults come before
+ * auth), then is authorised and answered; control routes under `/__sim/` skip both.
+ */
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { control } from './control.js';
+import { FaultDice, NOT_JSON_BODY, faultResponse } from './faults.js';
+import { type Endpoint, ROUTES, type Reply, authorize, initialize, json, listPage } from './routes.js';
+import { Simulator } from './sim.js';
+import { switchProblems } from './switches.js';
+import type { RunningSimulator, SimOptions, SimSwitches } from './types.js';
+
+interface Context {
+  sim: Simulator;
+  dice: FaultDice;
+  paymentUrl: () => string;
+  /** Counts list requests, for the `alternate` shape. */
+  lists: number;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Encodes once: measuring the string and then writing it would convert a large page to UTF-8 twice. */
+function send(res: ServerResponse, reply: Reply): void {
+  const body = Buffer.from(reply.body, 'utf8');
+  res.writeHead(reply.status, { ...reply.headers, 'content-length': body.length });
+  res.end(body);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An API request after the faults: auth, then the endpoint. */
+function answer(
+  ctx: Context,
+  endpoint: Endpoint,
+  req: IncomingMessage,
+  url: URL,
+  body: string,
+  notJson: boolean,
+): Reply {
+  const header = req.headers['x-api-key'];
+  const key = authorize(ctx.sim, endpoint, Array.isArray(header) ? header[0] : header);
+  if (!('secret' in key)) return key;
+  if (endpoint === 'initialize') return initialize(ctx.sim, key, body, ctx.paymentUrl());
+  if (notJson) return { status: 200, headers: { 'content-type': 'text/html' }, body: NOT_JSON_BODY };
+  const shape = ctx.sim.switches().shape;
+  const wrap = shape === 'wrapper' || (shape === 'alternate' && ctx.lists++ % 2 === 1);
+  return listPage(ctx.sim, endpoint, key, url.searchParams, wrap);
+}
+
+async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+  const method = req.method ?? 'GET';
+  const body = await readBody(req);
+  if (url.pathname.startsWith('/__sim/'))
+    return send(res, control(ctx.sim, method, url, body, ctx.paymentUrl()));
+  const endpoint = ROUTES[`${method} ${url.pathname}`];
+  const log = (status: number) => ctx.sim.record({ at: ctx.sim.now(), method, path: url.pathname, status });
+  if (!endpoint) {
+    log(404);
+    return send(
+      res,
+      json(404, { statusCode: 404, message: `Cannot ${method} ${url.pathname}`, error: 'Not Found' }),
+    );
+  }
+  const switches = ctx.sim.switches();
+  const plan = ctx.dice.roll(switches);
+  if (plan.delayMs > 0) await sleep(plan.delayMs);
+  if (plan.fault.kind === 'reset') {
+    log(0); // no answer at all: the connection is destroyed
+    req.socket.destroy();
+    return;
+  }
+  const reply =
+    plan.fault.kind === 'none'
+      ? answer(ctx, endpoint, req, url, body, plan.notJson)
+      : faultResponse(plan.fault, switches.retryAfterSeconds);
+  log(reply.status);
+  send(res, reply);
+}
+
+function checkedSwitches(partial: Partial<SimSwitches>): Partial<SimSwitches> {
+  const problems = switchProblems(partial);
+  if (problems.length > 0) throw new RangeError(`simulator switches: ${problems.join('; ')}`);
+  return partial;
+}
+
+export async function startSimulator(options: SimOptions = {}): Promise<RunningSimulator> {
+  const sim = new Simulator({ ...options, switches: checkedSwitches(options.switches ?? {}) });
+  let url = '';
+  const paymentUrl = () => options.paymentUrl ?? `${url}/pay`;
+  const ctx: Context = { sim, dice: new FaultDice(sim.seed), paymentUrl, lists: 0 };
+  const server = createServer((req, res) => {
+    handle(ctx, req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, json(500, { statusCode: 500, message: String(error) }));
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  url = `http://${host}:${address.port}`;
+  return running(sim, server, url, paymentUrl());
+}
+
+function running(
+  sim: Simulator,
+  server: ReturnType<typeof createServer>,
+  url: string,
+  paymentUrl: string,
+): RunningSimulator {
+  return {
+    url,
+    paymentUrl,
+    keys: sim.directory.keys,
+    organisations: sim.directory.organisations,
+    now: () => new Date(sim.now()),
+    advance: (ms) => sim.advance(ms),
+    setSwitches: (partial) => sim.setSwitches(checkedSwitches(partial)),
+    switches: () => sim.switches(),
+    payments: (org) => sim.payments(org),
+    transfers: (org) => sim.transfers(org),
+    requestLog: () => sim.requestLog(),
+    clearRequestLog: () => sim.clearRequestLog(),
+    revokeKey: (key) => sim.revokeKey(key),
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
