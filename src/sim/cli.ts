@@ -96,7 +96,7 @@ export async function runSimCommand(argv: string[]): Promise<number> {
   const keys = Object.entries(sim.keys.organisation).map(([org, key]) => `${org}=${key}`);
   process.stdout.write(
     `paysync sim: listening on ${sim.url} (payment url ${sim.paymentUrl}, ready in ${Date.now() - started} ms); ` +
-      `organisation keys ${keys.join(' ')}; by-key-only key ${sim.keys.byKeyOnly}; ` +
+      `organisation keys ${keys.join(' ')}; by-key-only key ${sim.keys.byKeyOnly}; no-rights key ${sim.keys.forbidden}; ` +
       `control routes under ${sim.url}/__sim/\n`,
   );
   await new Promise<void>((resolve) => {
