@@ -40,6 +40,10 @@ export interface RuntimeOptions {
     source: string,
     info: { endpoint: string; status: number | 'network'; attempt: number; ms: number },
   ) => void;
+  /** Scales the client's retry backoff (tests use a few milliseconds). */
+  backoff?: { baseMs?: number; maxMs?: number; maxRetryAfterMs?: number };
+  /** The clock of sync decisions (tests follow the simulator's). */
+  now?: () => Date;
 }
 
 function describeRedis(url: string): string {
@@ -120,6 +124,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         retries: settings.UPSTREAM_RETRIES,
         beforeRequest: () => gate.acquire(),
         log,
+        ...(options.backoff ? { backoff: options.backoff } : {}),
         ...(options.onResponse ? { onResponse: (info) => options.onResponse?.(source.name, info) } : {}),
       });
       clients.set(source.name, c);
@@ -135,7 +140,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       options: syncOptions,
       ...(onWindow ? { onWindow } : {}),
     };
-    return { ...ctx, settings, checkpoints, redis, now: () => new Date() };
+    return { ...ctx, settings, checkpoints, redis, now: options.now ?? (() => new Date()) };
   };
   const close = async () => {
     await Promise.allSettled([pool.end(), redis.quit()]);

@@ -103,6 +103,8 @@ const EnvSchema = z.object({
   UPSTREAM_RPS: positiveNumber('UPSTREAM_RPS').prefault('10'),
   UPSTREAM_TIMEOUT: duration('UPSTREAM_TIMEOUT', 100).prefault('30s'),
   UPSTREAM_RETRIES: integer('UPSTREAM_RETRIES', 0, 20).prefault('5'),
+  WORKER_CONCURRENCY: integer('WORKER_CONCURRENCY', 1, 64).prefault('2'),
+  JOB_LOCK: duration('JOB_LOCK', 1_000).prefault('30s'),
   EXPORT_AT: z
     .string()
     .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'EXPORT_AT must be a local time HH:MM')

@@ -82,7 +82,7 @@ export const COMMANDS: Command[] = [
     usage: 'paysync demo',
     summary:
       'The whole pipeline on the embedded default: simulator, migrate, backfill, live tick, export, reconcile.',
-    run: notBuiltYet('demo'),
+    run: lazy(() => import('./demo.js')),
   },
 ];
 

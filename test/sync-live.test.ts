@@ -1,0 +1,148 @@
+/**
+ * The sync engine's promise, end to end on real HTTP, PostgreSQL and Redis: after a tick the warehouse
+ * equals the service, whatever the service does at its open points.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { UpstreamAuthError } from '../src/errors.js';
+import type { SimOptions } from '../src/sim/types.js';
+import { tickPayments, tickTransfers } from '../src/sync/tick.js';
+import {
+  paymentDifferences,
+  startHarness,
+  transferDifferences,
+  type Harness,
+} from './helpers/sync-harness.js';
+
+let h: Harness | null = null;
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+async function tickAll(harness: Harness) {
+  const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
+  const payments = await tickPayments(deps);
+  const transfers = await tickTransfers(deps);
+  return { payments, transfers };
+}
+
+const SWITCH_CASES: Array<[string, SimOptions['switches'], Record<string, string>?]> = [
+  [
+    'page wrapper, oldest first, inclusive bounds',
+    { shape: 'wrapper', paymentOrder: 'asc', transferOrder: 'asc' },
+  ],
+  [
+    'bare arrays capped at 10 per page, newest first',
+    { shape: 'array', pageCap: 10, paymentOrder: 'desc', transferOrder: 'desc' },
+  ],
+  [
+    'alternating shapes, unordered, exclusive bounds',
+    {
+      shape: 'alternate',
+      paymentOrder: 'unordered',
+      transferOrder: 'unordered',
+      dateFromInclusive: false,
+      dateToInclusive: false,
+    },
+  ],
+  ['a service that ignores the date filter', { shape: 'wrapper', ignoreDateFilter: true }],
+  [
+    'a wrapper with a silent cap smaller than the page size',
+    { shape: 'wrapper', pageCap: 7, paymentOrder: 'desc' },
+  ],
+];
+
+describe('a live tick copies the service exactly', () => {
+  it.each(SWITCH_CASES)('%s', async (_label, switches) => {
+    h = await startHarness({ name: 'live', sim: { switches } });
+    const { payments, transfers } = await tickAll(h);
+    expect(payments.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    expect(transfers?.outcome).toBe('complete');
+    expect(await paymentDifferences(h)).toEqual([]);
+    expect(await transferDifferences(h)).toEqual([]);
+    expect(h.sim.payments(h.org).length).toBeGreaterThan(100);
+    expect(payments.checkpoint).not.toBeNull();
+  });
+});
+
+describe('status changes and late records', () => {
+  it('picks up status changes after time passes and records each transition once in the history', async () => {
+    h = await startHarness({ name: 'status' });
+    await tickAll(h);
+    const before = await h.runtime.pool.query(
+      `SELECT count(*)::int AS n FROM reporting.payment_status_history`,
+    );
+    h.sim.advance(6 * 3600_000);
+    await tickAll(h);
+    expect(await paymentDifferences(h)).toEqual([]);
+    expect(await transferDifferences(h)).toEqual([]);
+    const after = await h.runtime.pool.query(
+      `SELECT count(*)::int AS n FROM reporting.payment_status_history`,
+    );
+    expect(after.rows[0].n).toBeGreaterThan(before.rows[0].n);
+    const dupes = await h.runtime.pool.query(
+      `SELECT payment_id, status, count(*) FROM reporting.payment_status_history GROUP BY 1, 2 HAVING count(*) > 1`,
+    );
+    expect(dupes.rows).toEqual([]);
+  });
+
+  it('catches records that arrive while it pages (drift) and ends every window complete', async () => {
+    h = await startHarness({
+      name: 'drift',
+      sim: { switches: { shape: 'wrapper', paymentOrder: 'asc', driftPerPage: 1 } },
+    });
+    const { payments } = await tickAll(h);
+    h.sim.setSwitches({ driftPerPage: 0 });
+    expect(payments.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    expect(payments.windows.some((w) => w.reads > 1)).toBe(true);
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+});
+
+describe('bad input and faults', () => {
+  it('quarantines malformed records with their reason while the rest of their page lands', async () => {
+    h = await startHarness({ name: 'malformed', sim: { malformed: 7 } });
+    await tickAll(h);
+    expect(await paymentDifferences(h)).toEqual([]);
+    const rejects = await h.runtime.pool.query(`SELECT stream, reason FROM reporting.sync_rejects`);
+    expect(rejects.rows.length).toBeGreaterThanOrEqual(7);
+    for (const r of rejects.rows) expect(r.reason).toMatch(/\S/);
+  });
+
+  it('heals through 429 storms with Retry-After and 5xx bursts', async () => {
+    h = await startHarness({
+      name: 'storm',
+      sim: { switches: { rateLimitRate: 0.3, retryAfterSeconds: 0, serverErrorRate: 0.2 } },
+    });
+    await tickAll(h);
+    expect(await paymentDifferences(h)).toEqual([]);
+    expect(await transferDifferences(h)).toEqual([]);
+    const statuses = h.sim.requestLog().map((r) => r.status);
+    expect(statuses).toContain(429);
+    expect(statuses.some((s) => s >= 500)).toBe(true);
+  });
+
+  it('fails fast on a wrong key: one request, no retry storm, no checkpoint moved', async () => {
+    h = await startHarness({ name: 'badkey', key: () => 'sk_wrong_key_for_test' });
+    const deps = h.runtime.syncContext(h.settings.sources[0]!);
+    await expect(tickPayments(deps)).rejects.toBeInstanceOf(UpstreamAuthError);
+    expect(h.sim.requestLog().length).toBe(1);
+    expect((await h.runtime.checkpoints.get('default', 'payments')).checkpoint).toBeNull();
+  });
+});
+
+describe('Redis is fast, Postgres is durable', () => {
+  it('rebuilds checkpoints from the sync log after Redis loses them, without a full re-sync', async () => {
+    h = await startHarness({ name: 'flush', sim: { days: 6 }, env: { SYNC_LOOKBACK: '1d' } });
+    const first = await tickAll(h);
+    const checkpoint = first.payments.checkpoint;
+    expect(checkpoint).not.toBeNull();
+    const keys = await h.runtime.redis.keys(`${h.prefix}*`);
+    await h.runtime.redis.del(...keys);
+    h.sim.advance(3600_000);
+    const second = await tickAll(h);
+    expect(second.payments.from.getTime()).toBeGreaterThan(first.payments.from.getTime());
+    expect(second.payments.checkpoint!.getTime()).toBeGreaterThanOrEqual(checkpoint!.getTime());
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+});

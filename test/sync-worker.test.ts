@@ -1,0 +1,118 @@
+/**
+ * Workers and backfills on real BullMQ: several workers share a backfill without doing a window twice,
+ * and a worker killed with SIGKILL mid-backfill loses nothing.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { silentLogger } from '../src/log.js';
+import { createRuntime } from '../src/runtime.js';
+import { backfillProgress, enqueueBackfill, planBackfill } from '../src/sync/backfill.js';
+import { localDayOf } from '../src/sync/windows.js';
+import { startWorker, type RunningWorker } from '../jobs/start-worker.js';
+import { paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
+
+let h: Harness | null = null;
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  await h?.close();
+  h = null;
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitForBackfill(
+  harness: Harness,
+  jobs: ReturnType<typeof planBackfill>,
+  queue: RunningWorker['queue'],
+  timeoutMs = 60_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const p = await backfillProgress(queue, jobs);
+    if (p.done + p.failed.length >= p.total) return p;
+    if (Date.now() > deadline)
+      throw new Error(`backfill not finished after ${timeoutMs} ms: ${JSON.stringify(p)}`);
+    await sleep(200);
+  }
+}
+
+function backfillDays(harness: Harness): [string, string] {
+  const now = harness.sim.now().getTime();
+  return [localDayOf(new Date(now - 6 * 86_400_000), 'UTC'), localDayOf(new Date(now + 86_400_000), 'UTC')];
+}
+
+describe('backfill with several workers', () => {
+  it('two workers on one backfill do each window once, to completion', async () => {
+    h = await startHarness({ name: 'twoworkers', sim: { days: 5 } });
+    const second = await createRuntime(h.settings, { log: silentLogger, now: () => h!.sim.now() });
+    cleanups.push(() => second.close());
+    const done: string[] = [];
+    const workers = [
+      await startWorker(h.runtime, { schedules: false }),
+      await startWorker(second, { schedules: false }),
+    ];
+    for (const w of workers) {
+      w.worker.on('completed', (job) => done.push(job.id as string));
+      cleanups.push(() => w.close());
+    }
+    const [from, to] = backfillDays(h);
+    const jobs = planBackfill(h.settings, h.settings.sources, from, to, ['payments', 'transfers']);
+    const first = await enqueueBackfill(workers[0]!.queue, jobs);
+    const again = await enqueueBackfill(workers[0]!.queue, jobs); // a second enqueue while queued adds nothing
+    expect(first.added).toBe(jobs.length);
+    expect(again.added + again.alreadyQueued).toBe(jobs.length);
+    const progress = await waitForBackfill(h, jobs, workers[0]!.queue);
+    expect(progress.failed).toEqual([]);
+    expect(done.sort()).toEqual(jobs.map((j) => j.id).sort());
+    expect(await paymentDifferences(h)).toEqual([]);
+    // the backfill never touched the live checkpoint
+    expect((await h.runtime.checkpoints.get('default', 'payments')).checkpoint).toBeNull();
+  });
+});
+
+describe('a worker killed mid-backfill', () => {
+  it('loses nothing: the stalled window is taken over by another worker and the replay is harmless', async () => {
+    h = await startHarness({
+      name: 'sigkill',
+      sim: { days: 5, perDay: 120, switches: { slowRate: 1, slowMs: 40 } },
+      env: { JOB_LOCK: '2s', UPSTREAM_RPS: '200', PAGE_SIZE: '20' },
+    });
+    const [from, to] = backfillDays(h);
+    const jobs = planBackfill(h.settings, h.settings.sources, from, to, ['payments']);
+    const env = {
+      ...process.env,
+      PAYMENTS_BASE_URL: h.sim.url,
+      PAYMENTS_API_KEY: h.key,
+      DATABASE_URL: h.databaseUrl,
+      PAYSYNC_QUEUE_PREFIX: h.prefix,
+      JOB_LOCK: '2s',
+      PAGE_SIZE: '20',
+      UPSTREAM_RPS: '200',
+      LOG_LEVEL: 'warn',
+    };
+    const child: ChildProcess = spawn(
+      process.execPath,
+      ['bin/paysync.js', 'worker', '--no-schedules', '--concurrency', '2'],
+      { env, stdio: 'ignore' },
+    );
+    cleanups.push(async () => child.kill('SIGKILL'));
+    const observer = await startWorker(h.runtime, { schedules: false, concurrency: 1 });
+    await observer.worker.pause(true); // only the child works until it is killed
+    cleanups.push(() => observer.close());
+    await enqueueBackfill(observer.queue, jobs);
+    // kill it while windows are being fetched
+    for (let i = 0; i < 200 && (await observer.queue.getActiveCount()) === 0; i++) await sleep(50);
+    await sleep(300);
+    child.kill('SIGKILL');
+    h.sim.setSwitches({ slowRate: 0 });
+    observer.worker.resume();
+    const progress = await waitForBackfill(h, jobs, observer.queue, 90_000);
+    expect(progress.failed).toEqual([]);
+    expect(await paymentDifferences(h)).toEqual([]);
+    const doubled = await h.runtime.pool.query(
+      `SELECT id FROM reporting.payments GROUP BY id HAVING count(*) > 1`,
+    );
+    expect(doubled.rows).toEqual([]);
+  });
+});
