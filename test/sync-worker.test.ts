@@ -9,6 +9,7 @@ import { createRuntime } from '../src/runtime.js';
 import { backfillProgress, enqueueBackfill, planBackfill } from '../src/sync/backfill.js';
 import { localDayOf } from '../src/sync/windows.js';
 import { startWorker, type RunningWorker } from '../jobs/start-worker.js';
+import { createQueue } from '../jobs/queue.js';
 import { paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
 
 let h: Harness | null = null;
@@ -47,6 +48,13 @@ describe('backfill with several workers', () => {
     h = await startHarness({ name: 'twoworkers', sim: { days: 5 } });
     const second = await createRuntime(h.settings, { log: silentLogger, now: () => h!.sim.now() });
     cleanups.push(() => second.close());
+    const [from, to] = backfillDays(h);
+    const jobs = planBackfill(h.settings, h.settings.sources, from, to, ['payments', 'transfers']);
+    // enqueue twice before any worker runs: the second adds nothing (deterministic job ids)
+    const queue = createQueue(h.runtime.redis, h.prefix);
+    cleanups.push(() => queue.close());
+    expect((await enqueueBackfill(queue, jobs)).added).toBe(jobs.length);
+    expect(await enqueueBackfill(queue, jobs)).toEqual({ added: 0, alreadyQueued: jobs.length });
     const done: string[] = [];
     const workers = [
       await startWorker(h.runtime, { schedules: false }),
@@ -56,12 +64,6 @@ describe('backfill with several workers', () => {
       w.worker.on('completed', (job) => done.push(job.id as string));
       cleanups.push(() => w.close());
     }
-    const [from, to] = backfillDays(h);
-    const jobs = planBackfill(h.settings, h.settings.sources, from, to, ['payments', 'transfers']);
-    const first = await enqueueBackfill(workers[0]!.queue, jobs);
-    const again = await enqueueBackfill(workers[0]!.queue, jobs); // a second enqueue while queued adds nothing
-    expect(first.added).toBe(jobs.length);
-    expect(again.added + again.alreadyQueued).toBe(jobs.length);
     const progress = await waitForBackfill(h, jobs, workers[0]!.queue);
     expect(progress.failed).toEqual([]);
     expect(done.sort()).toEqual(jobs.map((j) => j.id).sort());

@@ -13,7 +13,15 @@ import type { SyncContext } from './context.js';
 import { runTransfers, type TransfersResult } from './transfers-run.js';
 import { TransferStateStore } from './transfer-state.js';
 import { runPaymentsWindow, type WindowResult } from './window-run.js';
-import { dayWindow, localDayOf, startOfLocalDay, windowsCovering, type Window } from './windows.js';
+import {
+  dayWindow,
+  localDayOf,
+  startOfLocalDay,
+  windowLabel,
+  windowsCovering,
+  type Window,
+} from './windows.js';
+import { describeError, isRetryable } from '../errors.js';
 
 export interface TickDeps extends SyncContext {
   settings: Settings;
