@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 
 const main = new URL('../dist/src/cli/main.js', import.meta.url);
 if (!existsSync(fileURLToPath(main))) {
-  process.stderr.write('paysync: not built yet; run `npm run build` (npm ci does it for you) and try again\n');
+  process.stderr.write(
+    'paysync: not built yet; run `npm run build` (npm ci does it for you) and try again\n',
+  );
   process.exit(2);
 }
 await import(main.href);

@@ -84,14 +84,48 @@ async function currentCheckpoint(deps: TickDeps, stream: 'payments' | 'transfers
   return rebuilt;
 }
 
+/**
+ * Runs the windows one after the other. A window that fails with what retrying can heal (its retries spent
+ * on a 5xx or 429 storm) does not abort the tick: it is reported incomplete, the checkpoint stops before it
+ * and the next tick reads it again. What retrying cannot fix (401, 403, 400) stops the tick at once.
+ */
 async function runWindows(
   deps: TickDeps,
   windows: Window[],
   kind: 'live' | 'revisit',
 ): Promise<WindowResult[]> {
   const results: WindowResult[] = [];
-  for (const window of windows) results.push(await runPaymentsWindow(deps, window, kind));
+  for (const window of windows) {
+    try {
+      results.push(await runPaymentsWindow(deps, window, kind));
+    } catch (error) {
+      if (!isRetryable(error)) throw error;
+      results.push(failedWindow(deps, window, kind, error));
+      deps.log.warn(
+        { source: deps.source.name, window: windowLabel(window), error: describeError(error) },
+        'window failed; the next tick reads it again',
+      );
+    }
+  }
   return results;
+}
+
+function failedWindow(deps: TickDeps, window: Window, kind: string, error: unknown): WindowResult {
+  return {
+    source: deps.source.name,
+    stream: 'payments',
+    window: windowLabel(window),
+    kind,
+    pages: 0,
+    records: 0,
+    rejects: 0,
+    reportedTotal: null,
+    distinct: 0,
+    reads: 0,
+    outcome: 'incomplete',
+    ms: 0,
+    detail: `failed: ${describeError(error)}`,
+  };
 }
 
 async function noteWindows(deps: TickDeps, results: WindowResult[]): Promise<void> {

@@ -11,7 +11,7 @@
  * The verdict is written to the sync log after the window's rows are committed.
  */
 import { recordWindow } from '../warehouse/loader.js';
-import { distinctCount, readPaymentsWindow, type ReadOutcome } from './read-window.js';
+import { readPaymentsWindow, type ReadOutcome } from './read-window.js';
 import { partsFor, splitWindow, windowLabel, type Window } from './windows.js';
 import type { SyncContext, WindowReport } from './context.js';
 
