@@ -56,14 +56,15 @@ export interface LoadResult {
   anomalies: number;
 }
 
-interface PreparedPage {
+export interface PreparedPage {
   table: StreamTable;
   rows: Row[];
   rejects: RejectedRecord[];
   conflicts: string[];
 }
 
-function prepare(page: PageLoad): PreparedPage {
+/** Deduplicated rows in id order, plus the rejects (given and unstorable). Pure. */
+export function preparePage(page: PageLoad): PreparedPage {
   const table = tableFor(page.stream);
   const { records, conflicts } = deduplicate<Payment | Transfer>(page.records);
   const jsonIndex = jsonColumnIndex(table);
@@ -106,10 +107,11 @@ function windowParams(row: SyncWindowRow | undefined): unknown[] {
   ];
 }
 
-function pageParams(page: PageLoad, prepared: PreparedPage): unknown[] {
+/** Parameters of pageSql; without the column arrays when the rows travel by COPY instead. */
+export function pageParams(page: PageLoad, prepared: PreparedPage, withColumns = true): unknown[] {
   const rejects = prepared.rejects.map(rejectRow);
   return [
-    ...columnArrays(prepared.rows, prepared.table.columns.length),
+    ...(withColumns ? columnArrays(prepared.rows, prepared.table.columns.length) : []),
     page.source,
     page.stream,
     rejects.map((r) => r.recordId),
@@ -142,7 +144,7 @@ export async function loadPage(
   page: PageLoad,
   log: Logger = silentLogger,
 ): Promise<LoadResult> {
-  const prepared = prepare(page);
+  const prepared = preparePage(page);
   if (prepared.rows.length === 0 && prepared.rejects.length === 0 && !page.window) {
     return { inserted: 0, updated: 0, unchanged: 0, stale: 0, rejects: 0, anomalies: 0 };
   }

@@ -28,9 +28,13 @@ function differs(table: StreamTable, left: string, right: string): string {
   return `(${list(compared, `${left}.`)}) IS DISTINCT FROM (${list(compared, `${right}.`)})`;
 }
 
-/** `incoming` may be unnest of parameters (the loader) or a staging table (the COPY variant in bench/). */
-export function pageSql(table: StreamTable, incoming = incomingSql(table)): string {
-  const n = table.columns.length;
+/**
+ * `staging` names a table holding the page (the COPY variant measured in bench/); without it the page
+ * comes as one array parameter per column ($1…$n), and the other parameters follow.
+ */
+export function pageSql(table: StreamTable, staging?: string): string {
+  const incoming = staging ? `SELECT * FROM ${staging}` : incomingSql(table);
+  const n = staging ? 0 : table.columns.length;
   const names = table.columns.map((c) => c.name);
   const source = `$${n + 1}::text`;
   const stream = `$${n + 2}::text`;
@@ -45,7 +49,11 @@ classified AS (
               WHEN i.updated_at < t.updated_at THEN 'stale'
               WHEN ${differs(table, 'i', 't')} THEN 'updated'
               ELSE 'unchanged' END AS outcome
-  FROM incoming i LEFT JOIN ${table.table} t ON t.id = i.id
+  -- One primary-key probe per incoming id. OFFSET 0 keeps the planner from turning this into a hash
+  -- join over the whole table, which it prefers on young tables and which grows with the table.
+  FROM incoming i LEFT JOIN LATERAL (
+    SELECT * FROM ${table.table} s WHERE s.id = i.id OFFSET 0
+  ) t ON true
 ),
 written AS (
   INSERT INTO ${table.table} AS t (${list(names)}, source)
