@@ -49,7 +49,7 @@ export function syncStart(settings: Settings, now: Date): Date {
 }
 
 /**
- * The checkpoint implied by the sync log. A window only vouches for what existed when it was read: its end
+ * The checkpoint implied by the sync log's live windows. A window only vouches for what existed when it was read: its end
  * counts at most up to its fetch time minus the settle lag.
  */
 export async function rebuildCheckpoint(
@@ -57,7 +57,8 @@ export async function rebuildCheckpoint(
   stream: 'payments' | 'transfers',
 ): Promise<Date | null> {
   const rows = await completedWindows(deps.pool, deps.source.name, stream);
-  const complete = rows.filter((w) => w.outcome === 'complete');
+  // Backfill windows do not count: a backfill never moves the live checkpoint (PRODUCT.md).
+  const complete = rows.filter((w) => w.outcome === 'complete' && w.kind !== 'backfill');
   if (complete.length === 0) return null;
   const lag = deps.settings.SETTLE_LAG;
   const capped = complete.map((w) => ({

@@ -10,6 +10,8 @@ export interface LoggedWindow {
   windowEnd: Date;
   fetchedAt: Date;
   outcome: string;
+  /** live, revisit, backfill or scan. */
+  kind: string;
 }
 
 /**
@@ -24,7 +26,7 @@ export async function completedWindows(
   since?: Date,
 ): Promise<LoggedWindow[]> {
   const { rows } = await pool.query<LoggedWindow>(
-    `SELECT window_start AS "windowStart", window_end AS "windowEnd", fetched_at AS "fetchedAt", outcome
+    `SELECT window_start AS "windowStart", window_end AS "windowEnd", fetched_at AS "fetchedAt", outcome, kind
        FROM reporting.sync_windows
       WHERE source = $1 AND stream = $2 AND outcome = 'complete'
         AND ($3::timestamptz IS NULL OR window_end > $3::timestamptz)

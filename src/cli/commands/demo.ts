@@ -35,6 +35,7 @@ function demoSettings(sim: RunningSimulator): Settings {
       process.env.REPORT_TIMEZONE ?? 'UTC',
     ),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
   });
 }
 
@@ -50,11 +51,15 @@ async function checkServices(settings: Settings): Promise<void> {
 }
 
 export async function run(): Promise<number> {
+  // Anchored on today's UTC midnight: re-running the demo the same day serves the same records, so the
+  // demo warehouse converges instead of collecting a new dataset on every run.
+  const anchor = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000);
   const sim = await startSimulator({
     seed: 42,
     days: DEMO_DAYS,
     perDay: 300,
     apiKeys: [DEMO_KEY],
+    now: anchor,
     clock: 'real',
   });
   try {
@@ -109,7 +114,7 @@ async function backfill(runtime: Runtime, sim: RunningSimulator): Promise<void> 
 }
 
 async function summary(runtime: Runtime, say: (line: string) => void): Promise<void> {
-  const { rows } = await runtime.pool.query<{ stream: string; status: string; n: string; amount: string }>(
+  const { rows } = await runtime.pool.query<{ stream: string; status: string; n: number; amount: string }>(
     `SELECT 'payments' AS stream, status, count(*) AS n, sum(amount)::text AS amount FROM reporting.payments GROUP BY status
      UNION ALL
      SELECT 'transfers', status, count(*), sum(amount)::text FROM reporting.transfers GROUP BY status
@@ -118,7 +123,7 @@ async function summary(runtime: Runtime, say: (line: string) => void): Promise<v
   say('');
   say('records in the warehouse:');
   for (const r of rows)
-    say(`  ${r.stream.padEnd(9)} ${r.status.padEnd(8)} ${r.n.padStart(6)}  amount ${r.amount}`);
+    say(`  ${r.stream.padEnd(9)} ${r.status.padEnd(8)} ${String(r.n).padStart(6)}  amount ${r.amount}`);
   const db = runtime.settings.DATABASE_URL;
   say('');
   say('try next:');
