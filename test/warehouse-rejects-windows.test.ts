@@ -111,6 +111,7 @@ describe('the sync log', () => {
         windowEnd: new Date('2024-03-11T00:00:00Z'),
         fetchedAt: new Date('2024-03-11T00:10:00Z'),
         outcome: 'complete',
+        kind: 'live',
       },
     ]);
   });
