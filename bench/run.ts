@@ -1,0 +1,210 @@
+/**
+ * `npm run bench`: every speed and scale figure paysync claims, each beside a baseline measured in the
+ * same run, ending in one table (scenario, paysync, baseline, ratio, goal, met, peak worker RSS).
+ *   npm run bench                 full run: 1,000,000 payments
+ *   npm run bench -- --quick      the same scenarios at small sizes (under two minutes)
+ *   npm run bench -- --payments 300000 --only backfill,memory,scale,idle,naive,export
+ * Needs PostgreSQL and Redis (DATABASE_URL names the server; each scenario makes its own database).
+ */
+import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { cpus, totalmem } from 'node:os';
+import {
+  bareHttpLoop,
+  psqlCopyBaseline,
+  runBackfill,
+  withSimAndDatabase,
+  type BackfillSpec,
+} from './lib/backfill.js';
+import { idleTick } from './lib/idle-tick.js';
+import { naiveVersusLoader } from './lib/naive.js';
+import { renderTable, seconds, type Row } from './lib/table.js';
+
+interface Options {
+  payments: number;
+  quick: boolean;
+  only: Set<string>;
+}
+
+function parseOptions(argv: string[]): Options {
+  const quick = argv.includes('--quick');
+  const i = argv.indexOf('--payments');
+  const payments = i >= 0 ? Number(argv[i + 1]) : quick ? 50_000 : 1_000_000;
+  const j = argv.indexOf('--only');
+  const only = new Set((j >= 0 ? (argv[j + 1] ?? '') : 'backfill,memory,scale,idle,naive,export').split(','));
+  if (!Number.isInteger(payments) || payments < 1000)
+    throw new Error('--payments needs a whole number of at least 1000');
+  return { payments, quick, only };
+}
+
+const rows: Row[] = [];
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+async function backfillScenario(label: string, spec: BackfillSpec): Promise<number> {
+  say(
+    `\n== ${label}: ${spec.payments} payments over ${spec.days} days, page ${spec.pageSize}${spec.pageCap ? `, service cap ${spec.pageCap}` : ''}, ${spec.shape ?? 'wrapper'} responses`,
+  );
+  return withSimAndDatabase(spec, async (sim, databaseUrl) => {
+    const bare = await bareHttpLoop(sim.url, spec);
+    say(`  bare HTTP loop (fetch + JSON.parse only): ${seconds(bare.seconds)} for ${bare.items} items`);
+    const figures = await runBackfill(spec, sim, databaseUrl);
+    say(
+      `  paysync backfill, ${spec.workers} worker(s): ${seconds(figures.seconds)}, ${figures.rows} rows, ${figures.jobs} jobs, ${figures.windows} windows run ${figures.windowRuns} times, peak RSS ${figures.peakRssMb} MB`,
+    );
+    const copy = await psqlCopyBaseline(databaseUrl);
+    say(`  psql \\copy of the same rows into an empty identical table: ${seconds(copy.seconds)}`);
+    const slower = Math.max(bare.seconds, copy.seconds);
+    const ratio = figures.seconds / slower;
+    rows.push({
+      scenario: label,
+      paysync: `${seconds(figures.seconds)} (${Math.round(figures.rows / figures.seconds)} rows/s)`,
+      baseline: `max(HTTP ${seconds(bare.seconds)}, COPY ${seconds(copy.seconds)})`,
+      ratio,
+      goal: '<= 1.5x',
+      met: ratio <= 1.5,
+      rssMb: figures.peakRssMb,
+    });
+    return figures.peakRssMb;
+  });
+}
+
+async function scaleScenario(base: BackfillSpec, baseSeconds: () => Promise<number>): Promise<void> {
+  const one = await baseSeconds();
+  for (const workers of [2, 3]) {
+    const spec = { ...base, workers };
+    say(`\n== scale-out: ${workers} worker processes on the same ${spec.payments}-payment backfill`);
+    await withSimAndDatabase(spec, async (sim, databaseUrl) => {
+      const f = await runBackfill(spec, sim, databaseUrl);
+      say(
+        `  ${seconds(f.seconds)} against ${seconds(one)} with one worker; ${f.windows} windows run ${f.windowRuns} times`,
+      );
+      rows.push({
+        scenario: `scale-out, ${workers} workers`,
+        paysync: seconds(f.seconds),
+        baseline: `1 worker ${seconds(one)}`,
+        ratio: f.seconds / one,
+        goal: 'each window once',
+        met: f.windowRuns === f.windows,
+        rssMb: f.peakRssMb,
+      });
+    });
+  }
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  say(
+    `paysync bench on ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}${o.quick ? ' (quick)' : ''}`,
+  );
+  const days = 10;
+  const base: BackfillSpec = { payments: o.payments, days, pageSize: 1000, workers: 1, concurrency: 2 };
+  let baseRss = NaN;
+  let baseSeconds = NaN;
+  if (o.only.has('backfill')) {
+    baseRss = await backfillScenario('backfill', base);
+    baseSeconds = Number(/^([\d.]+)/.exec(rows.at(-1)?.paysync ?? '')?.[1]);
+    await backfillScenario('backfill, service caps pages at 100', { ...base, pageCap: 100 });
+    await backfillScenario('backfill, bare-array responses', { ...base, shape: 'array' });
+  }
+  if (o.only.has('memory')) await memoryScenario(base, baseRss);
+  if (o.only.has('scale')) {
+    await scaleScenario(base, async () =>
+      Number.isFinite(baseSeconds) ? baseSeconds : await runAndTime(base),
+    );
+  }
+  if (o.only.has('idle')) await idleScenario(o.quick);
+  if (o.only.has('naive')) await naiveScenario(o.quick ? 20_000 : 100_000);
+  if (o.only.has('export')) await exportScenario(o.quick);
+  say('\n' + renderTable(rows));
+  const unmet = rows.filter((r) => r.met === false).length;
+  say(unmet ? `\n${unmet} goal(s) not met: see the scenario lines above.` : '\nevery goal met.');
+}
+
+async function runAndTime(spec: BackfillSpec): Promise<number> {
+  return withSimAndDatabase(
+    spec,
+    async (sim, databaseUrl) => (await runBackfill(spec, sim, databaseUrl)).seconds,
+  );
+}
+
+async function memoryScenario(base: BackfillSpec, largeRss: number): Promise<void> {
+  const small = { ...base, payments: Math.round(base.payments / 10) };
+  say(`\n== memory: peak worker RSS at ${small.payments} against ${base.payments} payments`);
+  const smallRss = await withSimAndDatabase(
+    small,
+    async (sim, url) => (await runBackfill(small, sim, url)).peakRssMb,
+  );
+  const large = Number.isFinite(largeRss)
+    ? largeRss
+    : await withSimAndDatabase(base, async (sim, url) => (await runBackfill(base, sim, url)).peakRssMb);
+  say(`  ${smallRss} MB at ${small.payments}, ${large} MB at ${base.payments}`);
+  rows.push({
+    scenario: `memory, ${base.payments} vs ${small.payments}`,
+    paysync: `${large} MB`,
+    baseline: `${smallRss} MB`,
+    ratio: large / smallRss,
+    goal: '<= 1.3x and < 250 MB',
+    met: large / smallRss <= 1.3 && large < 250,
+    rssMb: large,
+  });
+}
+
+async function idleScenario(quick: boolean): Promise<void> {
+  const perDay = 2_500;
+  const [smallDays, largeDays] = quick ? [4, 20] : [4, 400];
+  say(`\n== idle tick: ${perDay} payments a day, ${smallDays} days against ${largeDays} days of history`);
+  const small = await idleTick(perDay, smallDays);
+  const large = await idleTick(perDay, largeDays);
+  for (const f of [small, large]) {
+    say(
+      `  history ${f.history}: tick ${seconds(f.seconds)}, ${f.requests} requests (${f.windows} lookback windows, ${f.revisits} unsettled days revisited)`,
+    );
+  }
+  rows.push({
+    scenario: `idle tick, ${large.history} vs ${small.history} history`,
+    paysync: `${seconds(large.seconds)}, ${large.requests} req`,
+    baseline: `${seconds(small.seconds)}, ${small.requests} req`,
+    ratio: large.seconds / small.seconds,
+    goal: '<= 1.5x',
+    met: large.seconds / small.seconds <= 1.5,
+  });
+}
+
+async function naiveScenario(count: number): Promise<void> {
+  say(
+    `\n== naive baseline: ${count} rows, one INSERT per row, against the loader's one statement per 1000-row page`,
+  );
+  const { naive, loader } = await naiveVersusLoader(count);
+  say(`  one INSERT per row ${seconds(naive)}, loader ${seconds(loader)}`);
+  rows.push({
+    scenario: `naive INSERT per row, ${count}`,
+    paysync: seconds(loader),
+    baseline: seconds(naive),
+    ratio: loader / naive,
+    goal: 'for scale',
+    met: null,
+  });
+}
+
+async function exportScenario(quick: boolean): Promise<void> {
+  const script = new URL('./export.js', import.meta.url).pathname;
+  if (!existsSync(script)) {
+    say('\n== export: bench/export.ts is not built in this version');
+    return;
+  }
+  say('\n== export (bench/export.ts)');
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [script, ...(quick ? ['--quick'] : []), '--json'],
+    { maxBuffer: 1 << 24 },
+  );
+  const last = stdout.trim().split('\n').at(-1) ?? '{}';
+  try {
+    for (const r of JSON.parse(last) as Row[]) rows.push(r);
+  } catch {
+    say(stdout);
+  }
+}
+
+await main();
