@@ -51,7 +51,7 @@ export const COMMANDS: Command[] = [
     usage: 'paysync probe [--source NAME]',
     summary:
       "Measure how the service answers the interface's open points; store and compare with the last probe.",
-    run: notBuiltYet('probe'),
+    run: lazy(() => import('./probe.js')),
   },
   {
     name: 'export',
