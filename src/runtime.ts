@@ -66,10 +66,11 @@ export async function connectRedis(url: string, name: string): Promise<Redis> {
     retryStrategy: (n) => Math.min(n * 200, 2_000),
   });
   try {
-    await Promise.race([
-      redis.connect(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), 3_500)),
-    ]);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timed out')), 3_500);
+    });
+    await Promise.race([redis.connect(), timeout]).finally(() => clearTimeout(timer));
     await redis.ping();
   } catch (error) {
     redis.disconnect();

@@ -94,6 +94,8 @@ export async function runBackfill(
   const redis = await connectRedis(settings.REDIS_URL, 'paysync-bench');
   const queue = createQueue(redis, settings.PAYSYNC_QUEUE_PREFIX);
   try {
+    // the clock starts once every worker is connected: process start-up is not sync work
+    while ((await queue.getWorkers()).length < spec.workers) await new Promise((r) => setTimeout(r, 50));
     const started = process.hrtime.bigint();
     await enqueueBackfill(queue, jobs);
     for (;;) {

@@ -60,13 +60,14 @@ export async function startSimProcess(args: string[]): Promise<SimProc> {
 }
 
 export function startWorkerProcess(env: NodeJS.ProcessEnv, concurrency: number): Proc {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'worker', '--no-schedules', '--concurrency', String(concurrency)],
-    {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
+  // BENCH_CPU_PROF=DIR writes each worker's CPU profile there (node --cpu-prof), for the profile-first rule.
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const args = [...profile, BIN, 'worker', '--no-schedules', '--concurrency', String(concurrency)];
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return wrap(child);
 }
