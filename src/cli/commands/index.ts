@@ -57,13 +57,13 @@ export const COMMANDS: Command[] = [
     name: 'export',
     usage: 'paysync export --day YYYY-MM-DD',
     summary: "Write (or restate) that day's reconciliation pack.",
-    run: notBuiltYet('export'),
+    run: lazy(() => import('./export.js')),
   },
   {
     name: 'reconcile',
     usage: 'paysync reconcile --day YYYY-MM-DD',
     summary: 'Compare the warehouse with the service for that day; exit 1 on any mismatch.',
-    run: notBuiltYet('reconcile'),
+    run: lazy(() => import('./reconcile.js')),
   },
   {
     name: 'status',

@@ -1,0 +1,223 @@
+/**
+ * Writes (or restates) one day's reconciliation pack. What it guarantees:
+ * - Everything the pack says is read in one REPEATABLE READ transaction: the CSVs, the summary, the state
+ *   and the restatement diff describe the same instant of the warehouse.
+ * - Files are written into a hidden temporary folder of the day and only published by renaming that
+ *   folder to `vN`, then the day's top manifest is replaced (written last). A killed export leaves at most
+ *   a `.tmp-*` folder, which the next export of the day removes; a reader never sees a partial file.
+ * - An unchanged day writes nothing new: the fresh files are compared (SHA-256) with the published ones
+ *   and thrown away when equal, so the version and every published byte stay the same.
+ * - Two exports of one day never interleave: a session advisory lock per day serialises them.
+ */
+import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { PoolClient } from 'pg';
+import type { Runtime } from '../runtime.js';
+import { dayWindow } from '../sync/windows.js';
+import { compactJsonbText, neutralise } from './csv-cells.js';
+import {
+  manifestText,
+  readLatestManifest,
+  replaceFileAtomically,
+  sameContent,
+  topManifest,
+  versionDir,
+  type Manifest,
+  type PackFileName,
+  type StreamTotal,
+} from './manifest.js';
+import {
+  OPEN_RECORDS_SQL,
+  PAYMENTS_FILE,
+  SNAPSHOT_DELETE_SQL,
+  SNAPSHOT_INSERT_SQL,
+  SUMMARY_HEADER,
+  SUMMARY_SQL,
+  TRANSFERS_FILE,
+  type PackFile,
+} from './pack-query.js';
+import { writeCsvFile, writeSmallCsv, type WrittenFile } from './pack-writer.js';
+import { withDayLock } from './pack-lock.js';
+import { latestReconcile } from './reconcile-store.js';
+import { changesSinceSnapshot } from './restatement.js';
+
+export interface ExportResult {
+  day: string;
+  version: number;
+  /** The published version's folder. */
+  dir: string;
+  restated: boolean;
+  unchanged: boolean;
+  state: Manifest['state'];
+  counts: { payments: number; transfers: number };
+}
+
+export interface ExportOptions {
+  /** The clock deciding whether the settle horizon has passed (tests follow the simulator's). */
+  now?: Date;
+}
+
+/** Makes the cell mapper of one file: free text neutralised, jsonb compacted. Mutates the row (speed). */
+export function cellsOf(file: PackFile): (row: unknown[]) => unknown[] {
+  const { freeText, json } = file;
+  return (row) => {
+    for (const i of freeText) {
+      const value = row[i] as string | null;
+      row[i] = neutralise(i === json && value !== null ? compactJsonbText(value) : value);
+    }
+    return row;
+  };
+}
+
+/** Removes what a killed export left behind (only ever hidden `.tmp-*` entries). Under the day lock. */
+async function removeLeftovers(dayDir: string): Promise<void> {
+  for (const name of await readdir(dayDir)) {
+    if (name.startsWith('.tmp-')) await rm(join(dayDir, name), { recursive: true, force: true });
+  }
+}
+
+async function nextVersion(dayDir: string, latest: Manifest | null): Promise<number> {
+  const onDisk = (await readdir(dayDir))
+    .map((name) => /^v(\d+)$/.exec(name)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number);
+  return Math.max(latest?.version ?? 0, ...onDisk) + 1;
+}
+
+interface Written {
+  files: Record<PackFileName, WrittenFile>;
+  totals: Manifest['totals'];
+}
+
+async function writeFiles(client: PoolClient, range: [Date, Date], dir: string): Promise<Written> {
+  const csv = (file: PackFile) =>
+    writeCsvFile(
+      client,
+      { sql: file.sql, values: range, header: file.header, toCells: cellsOf(file) },
+      join(dir, `${file.name}.csv`),
+    );
+  const payments = await csv(PAYMENTS_FILE);
+  const transfers = await csv(TRANSFERS_FILE);
+  const { rows } = await client.query({ text: SUMMARY_SQL, values: range, rowMode: 'array' });
+  const cells = (rows as unknown[][]).map((r) => r.map((v) => (typeof v === 'string' ? neutralise(v) : v)));
+  const summary = await writeSmallCsv(cells, SUMMARY_HEADER, join(dir, 'summary.csv'));
+  const total = (stream: string): StreamTotal => {
+    const row = (rows as unknown[][]).find((r) => r[0] === 'stream_total' && r[1] === stream);
+    return { records: (row?.[5] as number) ?? 0, amount: (row?.[6] as string) ?? '0' };
+  };
+  return {
+    files: { payments, transfers, summary },
+    totals: { payments: total('payments'), transfers: total('transfers') },
+  };
+}
+
+async function stateOf(
+  client: PoolClient,
+  range: [Date, Date],
+  horizonMs: number,
+  now: Date,
+): Promise<Pick<Manifest, 'state' | 'stateReason'>> {
+  const { rows } = await client.query(OPEN_RECORDS_SQL, range);
+  const open = (rows[0].payments as number) + (rows[0].transfers as number);
+  if (open === 0) return { state: 'final', stateReason: 'every record is in a final state' };
+  if (now.getTime() > range[1].getTime() + horizonMs) {
+    return { state: 'final', stateReason: `the settle horizon passed with ${open} record(s) not final` };
+  }
+  return { state: 'provisional', stateReason: `${open} record(s) not yet in a final state` };
+}
+
+export async function exportDay(
+  runtime: Runtime,
+  day: string,
+  options: ExportOptions = {},
+): Promise<ExportResult> {
+  const { settings, pool } = runtime;
+  const window = dayWindow(day, settings.REPORT_TIMEZONE);
+  const range: [Date, Date] = [window.start, window.end];
+  const dayDir = resolve(settings.EXPORT_DIR, day);
+  await mkdir(dayDir, { recursive: true });
+  return withDayLock(pool, day, async (client) => {
+    await removeLeftovers(dayDir);
+    return exportLocked(runtime, client, { day, range, dayDir, now: options.now ?? new Date() });
+  });
+}
+
+interface DayJob {
+  day: string;
+  range: [Date, Date];
+  dayDir: string;
+  now: Date;
+}
+
+async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): Promise<ExportResult> {
+  const { day, range, dayDir, now } = job;
+  const temp = await mkdtemp(join(dayDir, '.tmp-'));
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+  try {
+    const written = await writeFiles(client, range, temp);
+    const counts = { payments: written.files.payments.rows, transfers: written.files.transfers.rows };
+    const latest = await readLatestManifest(dayDir);
+    if (latest && sameContent(latest, written.files)) {
+      await client.query('ROLLBACK');
+      await rm(temp, { recursive: true, force: true });
+      const dir = join(dayDir, versionDir(latest.version));
+      return {
+        day,
+        version: latest.version,
+        dir,
+        restated: false,
+        unchanged: true,
+        state: latest.state,
+        counts,
+      };
+    }
+    const version = await nextVersion(dayDir, latest);
+    const manifest: Manifest = {
+      day,
+      timeZone: runtime.settings.REPORT_TIMEZONE,
+      version,
+      generatedAt: new Date().toISOString(),
+      ...(await stateOf(client, range, runtime.settings.SETTLE_HORIZON, now)),
+      files: {
+        payments: { path: 'payments.csv', ...written.files.payments },
+        transfers: { path: 'transfers.csv', ...written.files.transfers },
+        summary: { path: 'summary.csv', ...written.files.summary },
+      },
+      totals: written.totals,
+      reconcile: await latestReconcile(client, day),
+      restatement: latest ? await changesSinceSnapshot(client, range, day, latest.version) : null,
+    };
+    await replaceFileAtomically(join(temp, 'manifest.json'), manifestText(manifest));
+    const dir = join(dayDir, versionDir(version));
+    await rename(temp, dir);
+    await recordVersion(client, range, manifest);
+    await client.query('COMMIT');
+    await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(topManifest(manifest)));
+    const restated = latest !== null;
+    return { day, version, dir, restated, unchanged: false, state: manifest.state, counts };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The version's ledger row and the snapshot the next restatement is compared with. */
+async function recordVersion(client: PoolClient, range: [Date, Date], m: Manifest): Promise<void> {
+  await client.query(SNAPSHOT_DELETE_SQL, [m.day]);
+  await client.query(SNAPSHOT_INSERT_SQL, [...range, m.day]);
+  await client.query(
+    `INSERT INTO reporting.export_versions
+       (day, version, time_zone, generated_at, final, payments, transfers, manifest)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [
+      m.day,
+      m.version,
+      m.timeZone,
+      m.generatedAt,
+      m.state === 'final',
+      m.files.payments.rows,
+      m.files.transfers.rows,
+      m,
+    ],
+  );
+}

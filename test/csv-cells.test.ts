@@ -1,0 +1,44 @@
+/** The pack's cell rules, with no server: formula text neutralised, phone numbers kept, jsonb compacted. */
+import { describe, expect, it } from '@jest/globals';
+import { compactJsonbText, isFormulaLike, neutralise } from '../src/reconcile/csv-cells.js';
+
+describe('neutralise: spreadsheet formula injection (OWASP CSV injection)', () => {
+  it.each([
+    ['=HYPERLINK("http://x")', `'=HYPERLINK("http://x")`],
+    ['+SUM(A1)', "'+SUM(A1)"],
+    ['-2+3', "'-2+3"],
+    ['@cmd', "'@cmd"],
+    ['\tTabulation', "'\tTabulation"],
+    ['\rfin', "'\rfin"],
+    ['+229 97 00 00 00', "'+229 97 00 00 00"], // not a well-formed phone: spaces
+    ['+22997', "'+22997"], // too short to be a phone number
+    ['+1234567890123456', "'+1234567890123456"], // longer than E.164 allows
+  ])('%j becomes %j', (input, output) => {
+    expect(isFormulaLike(input)).toBe(true);
+    expect(neutralise(input)).toBe(output);
+  });
+
+  it.each(['+22997123456', '+2250712345678', 'Paiement facture', 'a=b', '', "'already", '{"a":1}'])(
+    '%j stays as it is',
+    (cell) => {
+      expect(neutralise(cell)).toBe(cell);
+    },
+  );
+
+  it('writes null as the empty cell', () => {
+    expect(neutralise(null)).toBe('');
+  });
+});
+
+describe('compactJsonbText', () => {
+  it.each([
+    ['{}', '{}'],
+    ['{"a": 1, "b": [1, 2]}', '{"a":1,"b":[1,2]}'],
+    ['{"note": "ligne 1\\nligne 2, \\"quoted\\": yes"}', '{"note":"ligne 1\\nligne 2, \\"quoted\\": yes"}'],
+    ['{"big": 12345678901234567890.123456789}', '{"big":12345678901234567890.123456789}'],
+    ['{"k\\\\": "v, w"}', '{"k\\\\":"v, w"}'],
+  ])('%s → %s', (input, output) => {
+    expect(compactJsonbText(input)).toBe(output);
+    expect(JSON.parse(compactJsonbText(input))).toEqual(JSON.parse(input));
+  });
+});
