@@ -22,6 +22,8 @@ import {
   type Window,
 } from './windows.js';
 import { describeError, isRetryable } from '../errors.js';
+import { loadLatestFindings } from '../probe/findings-store.js';
+import { cheaperSyncHints, type SyncHints } from '../probe/hints.js';
 
 export interface TickDeps extends SyncContext {
   settings: Settings;
@@ -138,7 +140,24 @@ async function noteWindows(deps: TickDeps, results: WindowResult[]): Promise<voi
   }
 }
 
-export async function tickPayments(deps: TickDeps): Promise<PaymentsTickReport> {
+/** What the last probe allows to make sync cheaper (never what could lose a record: see probe/hints.ts). */
+async function syncHints(deps: TickDeps): Promise<SyncHints> {
+  const findings = await loadLatestFindings(
+    { redis: deps.redis, pool: deps.pool, prefix: deps.settings.PAYSYNC_QUEUE_PREFIX },
+    deps.source.name,
+  ).catch(() => null);
+  return cheaperSyncHints(findings);
+}
+
+/** A larger page when the probe saw the service serve it in full (fewer requests per window). */
+async function withPageHint(deps: TickDeps): Promise<TickDeps> {
+  const { pageSize } = await syncHints(deps);
+  if (!pageSize || pageSize <= deps.options.pageSize) return deps;
+  return { ...deps, options: { ...deps.options, pageSize } };
+}
+
+export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport> {
+  const deps = await withPageHint(given);
   const { settings, source } = deps;
   const now = deps.now();
   const zone = settings.REPORT_TIMEZONE;
@@ -200,7 +219,9 @@ export async function tickTransfers(deps: TickDeps): Promise<TransfersResult | n
   const fullDue =
     !findings.lastFullScanAt ||
     now.getTime() - findings.lastFullScanAt.getTime() >= settings.TRANSFERS_FULL_SCAN_EVERY;
-  if (!fullDue && findings.newestFirst !== true) return null; // not newest-first: only periodic full scans are safe
+  // The transfer list's order, as the last read saw it, or else as the probe found it (each read checks it).
+  const newestFirst = findings.newestFirst ?? (await syncHints(deps)).transfersNewestFirst;
+  if (!fullDue && !newestFirst) return null; // not newest-first: only periodic full scans are safe
   let stopBefore: Date | null = null;
   if (!fullDue && checkpoint) {
     const unsettled = await oldestUnsettledTransfer(deps, new Date(now.getTime() - settings.SETTLE_HORIZON));
