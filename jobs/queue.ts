@@ -28,7 +28,12 @@ export interface ScanJob {
   kind: 'backfill';
 }
 
-export type SyncJobData = TickJob | WindowJob | ScanJob;
+/** The daily pack (job name 'export'): yesterday's, plus restatements of changed days in the horizon. */
+export interface ExportJob {
+  kind: 'daily-export';
+}
+
+export type SyncJobData = TickJob | WindowJob | ScanJob | ExportJob;
 
 /** Live ticks outrank backfill windows: BullMQ runs lower numbers first. */
 export const PRIORITY = { tick: 1, export: 2, backfill: 10 } as const;
@@ -51,6 +56,8 @@ export function scanJobId(source: string): string {
 export function tickSchedulerId(source: string, stream: Stream): string {
   return `tick|${source}|${stream}`;
 }
+
+export const EXPORT_SCHEDULER_ID = 'export|daily';
 
 export function createQueue(connection: Redis, prefix: string): Queue<SyncJobData> {
   return new Queue<SyncJobData>(QUEUE_NAME, {

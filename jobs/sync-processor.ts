@@ -16,7 +16,8 @@ import { tickPayments, tickTransfers } from '../src/sync/tick.js';
 import { runPaymentsWindow } from '../src/sync/window-run.js';
 import { runTransfers } from '../src/sync/transfers-run.js';
 import type { WindowReport } from '../src/sync/context.js';
-import type { SyncJobData, WindowJob } from './queue.js';
+import { runDailyExport } from '../src/reconcile/daily-export.js';
+import type { ExportJob, SyncJobData, TickJob, WindowJob } from './queue.js';
 
 function sourceOf(runtime: Runtime, name: string) {
   const source = runtime.settings.sources.find((s) => s.name === name);
@@ -30,7 +31,7 @@ async function runJob(
   job: Job<SyncJobData>,
   onWindow: (r: WindowReport) => void,
 ): Promise<unknown> {
-  const data = job.data;
+  const data = job.data as Exclude<SyncJobData, ExportJob>;
   const deps = runtime.syncContext(sourceOf(runtime, data.source), onWindow);
   if (job.name === 'tick') {
     return data.stream === 'payments' ? summarizeTick(await tickPayments(deps)) : await tickTransfers(deps);
@@ -71,9 +72,23 @@ function summarizeTick(report: Awaited<ReturnType<typeof tickPayments>>) {
   };
 }
 
+/** The daily pack: one line per day written; what retrying cannot fix fails the job at once. */
+async function runExportJob(runtime: Runtime): Promise<unknown> {
+  try {
+    const report = await runDailyExport(runtime);
+    const line = (r: { day: string; version: number; unchanged: boolean }) =>
+      `${r.day} v${r.version}${r.unchanged ? ' (unchanged)' : ''}`;
+    return { yesterday: line(report.yesterday), restated: report.restated.map(line) };
+  } catch (error) {
+    if (!isRetryable(error)) throw new UnrecoverableError(describeError(error));
+    throw error;
+  }
+}
+
 export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport) => void = () => undefined) {
   return async (job: Job<SyncJobData>): Promise<unknown> => {
-    const { source, stream } = job.data;
+    if (job.name === 'export') return runExportJob(runtime);
+    const { source, stream } = job.data as TickJob;
     try {
       const result = await runJob(runtime, job, onWindow);
       if (job.name === 'tick') await runtime.checkpoints.recordSuccess(source, stream, new Date());

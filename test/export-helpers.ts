@@ -39,9 +39,30 @@ export function parseCsv(text: string): string[][] {
 }
 
 /** CSV text → objects keyed by the header. */
-export function csvObjects(text: string): Array<Record<string, string>> {
+export function csvObjects(
+  text: string,
+): Array<
+  Record<string, string> &
+    Record<
+      | 'id'
+      | 'amount'
+      | 'status'
+      | 'extra_data'
+      | 'transaction_type'
+      | 'service_mobile_code'
+      | 'level'
+      | 'stream'
+      | 'records'
+      | 'createdAt'
+      | 'updatedAt'
+      | 'description'
+      | 'phone'
+      | 'name',
+      string
+    >
+> {
   const [header, ...rows] = parseCsv(text);
-  return rows.map((r) => Object.fromEntries((header ?? []).map((h, i) => [h, r[i] ?? ''])));
+  return rows.map((r) => Object.fromEntries((header ?? []).map((h, i) => [h, r[i] ?? ''])) as never);
 }
 
 /** Exact sum of decimal strings, returned as "units/scale" normalised (trailing zeros removed). */

@@ -141,7 +141,7 @@ describe('summary and formulas', () => {
       add('transfers', t.amount);
       add('total', t.amount);
     }
-    const keyOf = (s: Record<string, string>) =>
+    const keyOf = (s: (typeof summary)[number]): string =>
       s.level === 'detail'
         ? `${s.stream}|${s.status}|${s.transaction_type}|${s.service_mobile_code}`
         : s.level === 'stream_total'
