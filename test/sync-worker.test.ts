@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { silentLogger } from '../src/log.js';
 import { createRuntime } from '../src/runtime.js';
-import { backfillProgress, enqueueBackfill, planBackfill } from '../src/sync/backfill.js';
-import { localDayOf } from '../src/sync/windows.js';
-import { startWorker, type RunningWorker } from '../jobs/start-worker.js';
+import { enqueueBackfill, planBackfill } from '../src/sync/backfill.js';
+import { backfillDays, sleep, waitForBackfill } from './helpers/backfill.js';
+import { startWorker } from '../jobs/start-worker.js';
 import { createQueue } from '../jobs/queue.js';
 import { paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
 
@@ -19,29 +19,6 @@ afterEach(async () => {
   await h?.close();
   h = null;
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitForBackfill(
-  harness: Harness,
-  jobs: ReturnType<typeof planBackfill>,
-  queue: RunningWorker['queue'],
-  timeoutMs = 60_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const p = await backfillProgress(queue, jobs);
-    if (p.done + p.failed.length >= p.total) return p;
-    if (Date.now() > deadline)
-      throw new Error(`backfill not finished after ${timeoutMs} ms: ${JSON.stringify(p)}`);
-    await sleep(200);
-  }
-}
-
-function backfillDays(harness: Harness): [string, string] {
-  const now = harness.sim.now().getTime();
-  return [localDayOf(new Date(now - 6 * 86_400_000), 'UTC'), localDayOf(new Date(now + 86_400_000), 'UTC')];
-}
 
 describe('backfill with several workers', () => {
   it('two workers on one backfill do each window once, to completion', async () => {
@@ -64,7 +41,7 @@ describe('backfill with several workers', () => {
       w.worker.on('completed', (job) => done.push(job.id as string));
       cleanups.push(() => w.close());
     }
-    const progress = await waitForBackfill(h, jobs, workers[0]!.queue);
+    const progress = await waitForBackfill(workers[0]!.queue, jobs);
     expect(progress.failed).toEqual([]);
     for (const planned of jobs) expect((await queue.getJob(planned.id))?.attemptsMade).toBe(1);
     // and the durable log saw each window run once
@@ -115,7 +92,7 @@ describe('a worker killed mid-backfill', () => {
     child.kill('SIGKILL');
     h.sim.setSwitches({ slowRate: 0 });
     observer.worker.resume();
-    const progress = await waitForBackfill(h, jobs, observer.queue, 90_000);
+    const progress = await waitForBackfill(observer.queue, jobs, 90_000);
     expect(progress.failed).toEqual([]);
     expect(await paymentDifferences(h)).toEqual([]);
     const doubled = await h.runtime.pool.query(
