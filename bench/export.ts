@@ -1,0 +1,96 @@
+/**
+ * Export benchmark: one day of N payments (20k and 200k) written as a pack by exportDay, against
+ * `psql \copy (SELECT … ORDER BY …) TO` CSV of the same rows, in the same run on the same database.
+ * Each export runs in its own child process so its peak RSS (maxRSS) is its own: the goal is a flat
+ * peak whatever the day's size, and no more than 2x the bare copy's time.
+ *
+ *   npm run build && node dist/bench/export.js            (BENCH_DATABASE_URL to choose the server)
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parseSettings } from '../src/config/settings.js';
+import { silentLogger } from '../src/log.js';
+import { exportDay } from '../src/reconcile/export-day.js';
+import { createRuntime } from '../src/runtime.js';
+import { dayWindow } from '../src/sync/windows.js';
+import { migrate } from '../src/warehouse/migrate.js';
+import { createPool } from '../src/warehouse/pool.js';
+import { dropBenchDatabase } from './bench-db.js';
+import { insertSyntheticDay } from './export-fixture.js';
+
+const ZONE = 'Africa/Porto-Novo';
+const SIZES: Array<[string, number]> = [
+  ['2024-02-01', 20_000],
+  ['2024-02-02', 200_000],
+];
+const URL_ = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paysync_bench_export';
+
+/** Child mode: export one day, print {ms, maxRssMb} as JSON. */
+async function child(day: string, exportDir: string): Promise<void> {
+  const settings = parseSettings({ DATABASE_URL: URL_, EXPORT_DIR: exportDir, REPORT_TIMEZONE: ZONE });
+  const runtime = await createRuntime(settings, { log: silentLogger, name: 'bench-export' });
+  const started = performance.now();
+  const result = await exportDay(runtime, day);
+  const ms = performance.now() - started;
+  await runtime.close();
+  const maxRssMb = process.resourceUsage().maxRSS / 1024;
+  process.stdout.write(JSON.stringify({ ms, maxRssMb, rows: result.counts.payments }));
+}
+
+async function psqlCopy(day: string, file: string): Promise<number> {
+  const w = dayWindow(day, ZONE);
+  const select =
+    `SELECT id, reference, amount, description, status, transaction_type, phone, service_mobile_code, extra_data, ` +
+    `created_at, updated_at, organization_id, api_key_id FROM reporting.payments ` +
+    `WHERE created_at >= '${w.start.toISOString()}' AND created_at < '${w.end.toISOString()}' ORDER BY created_at, id`;
+  const started = performance.now();
+  await promisify(execFile)('psql', [
+    '-X',
+    '-q',
+    '-d',
+    URL_,
+    '-c',
+    `\\copy (${select}) TO '${file}' WITH (FORMAT csv, HEADER)`,
+  ]);
+  return performance.now() - started;
+}
+
+function runChild(day: string, exportDir: string): { ms: number; maxRssMb: number; rows: number } {
+  const self = fileURLToPath(import.meta.url);
+  const r = spawnSync(process.execPath, [self, '--child', day, exportDir], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`export child failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+async function main(): Promise<void> {
+  await dropBenchDatabase(URL_);
+  await migrate(URL_);
+  const pool = createPool(URL_);
+  const work = await mkdtemp(join(tmpdir(), 'paysync-bench-export-'));
+  try {
+    for (const [day, n] of SIZES) await insertSyntheticDay(pool, day, ZONE, n);
+    await pool.query('VACUUM ANALYZE reporting.payments');
+    console.log('rows     export (ms)  psql \\copy (ms)  ratio  export peak RSS (MB)');
+    for (const [day, n] of SIZES) {
+      await psqlCopy(day, join(work, `warm-${day}.csv`)); // warm the cache for both
+      const copyMs = await psqlCopy(day, join(work, `${day}.csv`));
+      const e = runChild(day, join(work, 'exports'));
+      if (e.rows !== n) throw new Error(`exported ${e.rows} rows, expected ${n}`);
+      console.log(
+        `${String(n).padEnd(8)} ${e.ms.toFixed(0).padStart(11)}  ${copyMs.toFixed(0).padStart(15)}  ` +
+          `${(e.ms / copyMs).toFixed(2).padStart(5)}  ${e.maxRssMb.toFixed(0).padStart(20)}`,
+      );
+    }
+  } finally {
+    await pool.end();
+    await rm(work, { recursive: true, force: true });
+    await dropBenchDatabase(URL_);
+  }
+}
+
+if (process.argv[2] === '--child') await child(process.argv[3] as string, process.argv[4] as string);
+else await main();
