@@ -1,6 +1,8 @@
 /**
  * The one logger (pino): JSON lines by default, human-readable when LOG_FORMAT=pretty or on a terminal.
- * Anything that could carry the API key is redacted by path, and Secret values print as [redacted].
+ * Anything that could carry the API key is redacted by path, and Secret values print as [redacted]. Given
+ * `secrets`, the logger also scrubs their values (plain and URL-encoded) from every line it writes, so a
+ * key inside a URL, an error message or an unexpected field cannot reach the output either.
  */
 import { pino, type Logger } from 'pino';
 
@@ -12,6 +14,10 @@ const REDACT_PATHS = [
   'headers["x-api-key"]',
   '*.headers["x-api-key"]',
   'req.headers["x-api-key"]',
+  'options.headers["x-api-key"]',
+  '*.options.headers["x-api-key"]',
+  'headers.authorization',
+  '*.headers.authorization',
   'PAYMENTS_API_KEY',
 ];
 
@@ -19,12 +25,35 @@ export interface LogOptions {
   level?: string;
   format?: 'json' | 'pretty' | undefined;
   destination?: NodeJS.WritableStream;
+  /** Values never to write (the API keys): replaced by [redacted] wherever they appear in a line. */
+  secrets?: ReadonlyArray<{ reveal(): string } | string>;
+}
+
+/** Wraps a destination so that no written line holds any of `secrets`. */
+export function scrubbing(
+  out: pino.DestinationStream,
+  secrets: ReadonlyArray<{ reveal(): string } | string>,
+): pino.DestinationStream {
+  const values = secrets
+    .map((s) => (typeof s === 'string' ? s : s.reveal()))
+    .filter((v) => v.length >= 4)
+    .flatMap((v) => [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1)]);
+  const unique = [...new Set(values)].sort((a, b) => b.length - a.length);
+  if (unique.length === 0) return out;
+  return {
+    write(line: string) {
+      let clean = line;
+      for (const v of unique) clean = clean.split(v).join('[redacted]');
+      out.write(clean);
+    },
+  };
 }
 
 export function createLogger(options: LogOptions = {}): Logger {
   const destination = options.destination ?? process.stderr;
   const pretty =
     options.format === 'pretty' || (options.format === undefined && Boolean(process.stderr.isTTY));
+  const stream = pretty ? prettyStream(destination) : (destination as pino.DestinationStream);
   return pino(
     {
       level: options.level ?? 'info',
@@ -32,7 +61,7 @@ export function createLogger(options: LogOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: pretty ? {} : { level: (label) => ({ level: label }) },
     },
-    pretty ? prettyStream(destination) : (destination as pino.DestinationStream),
+    options.secrets?.length ? scrubbing(stream, options.secrets) : stream,
   );
 }
 

@@ -118,6 +118,9 @@ const EnvSchema = z.object({
   METRICS_PORT: integer('METRICS_PORT', 0, 65_535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   DASHBOARD_TOKEN: z.string().min(8, 'DASHBOARD_TOKEN must be at least 8 characters').optional(),
+  /** The ops dashboard (Bull Board + status page) is served only when this is set. */
+  DASHBOARD_PORT: integer('DASHBOARD_PORT', 0, 65_535).optional(),
+  DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
 });
 
 export type Settings = Readonly<

@@ -1,8 +1,16 @@
-/** `paysync worker`: registers the schedules and processes jobs until SIGTERM/SIGINT, then drains. */
+/**
+ * `paysync worker`: registers the schedules and processes jobs until SIGTERM/SIGINT, then drains. Also
+ * serves, when their ports are set, /metrics + /healthz + /readyz (METRICS_PORT) and the ops dashboard
+ * (DASHBOARD_PORT).
+ */
+import type { Queue, Worker } from 'bullmq';
 import { loadSettings, requireSources } from '../../config/settings.js';
 import { UsageError } from '../../errors.js';
+import { createLogger } from '../../log.js';
 import { checkPostgres, createRuntime } from '../../runtime.js';
 import { startWorker } from '../../../jobs/start-worker.js';
+import { metrics } from '../../ops/metrics.js';
+import { assertDashboardProtected, startOps } from '../../ops/ops-server.js';
 import { parseCommandArgs } from '../args.js';
 
 const USAGE = 'paysync worker [--concurrency N] [--no-schedules]';
@@ -19,17 +27,42 @@ export async function run(argv: string[]): Promise<number> {
   }
   const settings = loadSettings();
   requireSources(settings);
-  const runtime = await createRuntime(settings, { name: 'paysync-worker' });
+  assertDashboardProtected(settings);
+  // The key values themselves are scrubbed from every log line, whatever field or message holds them.
+  const log = createLogger({
+    level: settings.LOG_LEVEL,
+    format: settings.LOG_FORMAT,
+    secrets: settings.sources.map((s) => s.apiKey),
+  });
+  metrics.withProcessMetrics();
+  const runtime = await createRuntime(settings, {
+    name: 'paysync-worker',
+    log,
+    onResponse: metrics.onResponse,
+  });
   await checkPostgres(runtime.pool, settings.DATABASE_URL);
   const running = await startWorker(runtime, {
     ...(concurrency ? { concurrency } : {}),
     schedules: !args['no-schedules'],
+    onWindow: metrics.onWindow,
+  });
+  const ops = await startOps({
+    runtime,
+    queue: running.queue as unknown as Queue,
+    worker: running.worker as unknown as Worker,
+    metrics,
+  }).catch(async (error) => {
+    await running.close();
+    await runtime.close();
+    throw error;
   });
   runtime.log.info(
     {
       schedules: running.schedules,
       prefix: settings.PAYSYNC_QUEUE_PREFIX,
       sources: settings.sources.map((s) => s.name),
+      metrics: ops.metricsUrl,
+      dashboard: ops.dashboardUrl,
     },
     'worker started',
   );
@@ -38,7 +71,9 @@ export async function run(argv: string[]): Promise<number> {
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   runtime.log.info({ signal }, 'draining: finishing running jobs, taking no new ones');
+  ops.draining();
   await running.close();
+  await ops.close();
   await runtime.close();
   runtime.log.info('worker stopped');
   return 0;

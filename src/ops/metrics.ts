@@ -1,0 +1,243 @@
+/**
+ * paysync's Prometheus metrics (prom-client), on a registry of their own so tests and several runtimes in
+ * one process do not share counters.
+ *
+ * Two kinds:
+ * - event metrics, counted in this process as things happen (requests, windows, records, jobs): hooked
+ *   to RuntimeOptions.onResponse, startWorker's onWindow and the worker's job events;
+ * - state gauges (lag, open and incomplete windows, last successful tick, queue depth), read from Redis
+ *   at scrape time through status-data, so every worker reports the same shared truth.
+ * Reconcile and export results are recorded by whoever runs them, through `recordReconcileResult` and
+ * `recordExportResult`; only the last RESULT_DAYS days are kept as labels (bounded cardinality).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { WindowReport } from '../sync/context.js';
+import type { StatusData } from './status-data.js';
+
+export const RESULT_DAYS = 14;
+
+export interface ResponseInfo {
+  endpoint: string;
+  status: number | 'network';
+  attempt: number;
+  ms: number;
+}
+
+/** A label set of gauges keyed by day, forgetting the oldest days beyond `keep`. */
+class DayGauges {
+  private readonly days = new Set<string>();
+  constructor(
+    private readonly gauges: Gauge<'day'>[],
+    private readonly keep: number,
+  ) {}
+  set(day: string, values: number[]): void {
+    this.days.add(day);
+    values.forEach((v, i) => this.gauges[i]?.set({ day }, v));
+    for (const old of [...this.days].sort().slice(0, Math.max(0, this.days.size - this.keep))) {
+      this.days.delete(old);
+      for (const g of this.gauges) g.remove({ day: old });
+    }
+  }
+}
+
+export class PaysyncMetrics {
+  readonly registry = new Registry();
+  private readonly c = buildCollectors(this.registry);
+  private readonly reconcile = new DayGauges([this.c.reconcileMismatches, this.c.reconcileAt], RESULT_DAYS);
+  private readonly exports = new DayGauges([this.c.exportVersion, this.c.exportAt], RESULT_DAYS);
+
+  private processMetrics = false;
+
+  /** Adds Node's process metrics (CPU, memory, event loop lag) once; the worker turns them on. */
+  withProcessMetrics(): this {
+    if (!this.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'paysync_' });
+    this.processMetrics = true;
+    return this;
+  }
+
+  /** RuntimeOptions.onResponse: one call per attempt at the service; attempt > 1 is a retry. */
+  readonly onResponse = (source: string, info: ResponseInfo): void => {
+    this.c.requests.inc({ source, endpoint: info.endpoint, status: String(info.status) });
+    if (info.attempt > 1) this.c.retries.inc({ source, endpoint: info.endpoint });
+  };
+
+  /** startWorker's onWindow: one call per finished window or transfers scan. */
+  readonly onWindow = (r: WindowReport): void => {
+    const labels = { source: r.source, stream: r.stream };
+    this.c.records.inc(labels, r.records);
+    this.c.rejects.inc(labels, r.rejects);
+    this.c.windowSeconds.observe({ ...labels, kind: r.kind, outcome: r.outcome }, r.ms / 1000);
+    this.c.windows.inc({ ...labels, outcome: r.outcome });
+  };
+
+  /** A BullMQ job ended: `completed`, `failed` (final) or `retrying` (BullMQ will try it again). */
+  onJob(name: string, outcome: 'completed' | 'failed' | 'retrying'): void {
+    this.c.jobs.inc({ name, outcome });
+  }
+
+  /** Refreshes the state gauges from one status gathering (done before each scrape). */
+  setStatus(status: StatusData): void {
+    for (const s of status.streams) {
+      const labels = { source: s.source, stream: s.stream };
+      if (s.lagSeconds === null) this.c.lag.remove(labels);
+      else this.c.lag.set(labels, s.lagSeconds);
+      this.c.openWindows.set(labels, s.openWindows.length);
+      this.c.incomplete.set(labels, s.incompleteWindows.length);
+      this.c.openRejects.set(labels, s.openRejects);
+      if (s.lastSuccessAt) this.c.lastTick.set(labels, Date.parse(s.lastSuccessAt) / 1000);
+      else this.c.lastTick.remove(labels);
+    }
+    for (const [state, n] of Object.entries(status.queue)) this.c.queue.set({ state }, n);
+  }
+
+  recordReconcileResult(day: string, mismatches: number, at: Date = new Date()): void {
+    this.reconcile.set(day, [mismatches, at.getTime() / 1000]);
+  }
+
+  recordExportResult(day: string, version: number, at: Date = new Date()): void {
+    this.exports.set(day, [version, at.getTime() / 1000]);
+  }
+
+  /** The exposition text; `refresh` (status gathering) runs first, and its failure is itself a metric. */
+  async render(refresh?: () => Promise<StatusData>): Promise<string> {
+    if (refresh) {
+      try {
+        this.setStatus(await refresh());
+        this.c.scrapeErrors.set(0);
+      } catch {
+        this.c.scrapeErrors.set(1);
+      }
+    }
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+function buildCollectors(registry: Registry) {
+  const registers = [registry];
+  const ss = ['source', 'stream'] as const;
+  return {
+    records: new Counter({
+      name: 'paysync_records_synced_total',
+      help: 'Records received and loaded, by source and stream (re-reads count again).',
+      labelNames: ss,
+      registers,
+    }),
+    rejects: new Counter({
+      name: 'paysync_rejects_total',
+      help: 'Records that failed validation and went to reporting.sync_rejects.',
+      labelNames: ss,
+      registers,
+    }),
+    windows: new Counter({
+      name: 'paysync_windows_total',
+      help: 'Windows (and transfers scans) run, by outcome: complete or incomplete.',
+      labelNames: [...ss, 'outcome'],
+      registers,
+    }),
+    windowSeconds: new Histogram({
+      name: 'paysync_window_duration_seconds',
+      help: 'Wall time of one window run, reads and retries included.',
+      labelNames: [...ss, 'kind', 'outcome'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+      registers,
+    }),
+    requests: new Counter({
+      name: 'paysync_upstream_requests_total',
+      help: 'Attempts at the payment service, by endpoint and HTTP status ("network" when none came back).',
+      labelNames: ['source', 'endpoint', 'status'],
+      registers,
+    }),
+    retries: new Counter({
+      name: 'paysync_upstream_retries_total',
+      help: 'Attempts at the payment service that were retries of a failed attempt.',
+      labelNames: ['source', 'endpoint'],
+      registers,
+    }),
+    jobs: new Counter({
+      name: 'paysync_jobs_total',
+      help: 'BullMQ jobs this process ended, by job name and outcome (completed, retrying, failed).',
+      labelNames: ['name', 'outcome'],
+      registers,
+    }),
+    lag: new Gauge({
+      name: 'paysync_sync_lag_seconds',
+      help: 'Now minus the live checkpoint, by source and stream (absent before the first checkpoint).',
+      labelNames: ss,
+      registers,
+    }),
+    openWindows: new Gauge({
+      name: 'paysync_open_windows',
+      help: 'Windows being fetched right now, by source and stream.',
+      labelNames: ss,
+      registers,
+    }),
+    incomplete: new Gauge({
+      name: 'paysync_incomplete_windows',
+      help: 'Windows recorded incomplete and not yet completed by a later read.',
+      labelNames: ss,
+      registers,
+    }),
+    openRejects: new Gauge({
+      name: 'paysync_open_rejects',
+      help: 'Rejected records with no valid copy loaded since.',
+      labelNames: ss,
+      registers,
+    }),
+    lastTick: new Gauge({
+      name: 'paysync_last_successful_tick_timestamp_seconds',
+      help: 'When the last live tick succeeded (Unix time), by source and stream.',
+      labelNames: ss,
+      registers,
+    }),
+    queue: new Gauge({
+      name: 'paysync_queue_jobs',
+      help: 'Jobs in the sync queue by state (waiting, prioritized, delayed, active, failed, completed).',
+      labelNames: ['state'],
+      registers,
+    }),
+    scrapeErrors: new Gauge({
+      name: 'paysync_status_scrape_error',
+      help: '1 when the last scrape could not read the state gauges from Redis/PostgreSQL, else 0.',
+      registers,
+    }),
+    reconcileMismatches: new Gauge({
+      name: 'paysync_reconcile_mismatches',
+      help: 'Mismatches found by the last reconcile of each day (0: warehouse matches the service).',
+      labelNames: ['day'],
+      registers,
+    }),
+    reconcileAt: new Gauge({
+      name: 'paysync_reconcile_timestamp_seconds',
+      help: 'When each day was last reconciled (Unix time).',
+      labelNames: ['day'],
+      registers,
+    }),
+    exportVersion: new Gauge({
+      name: 'paysync_export_version',
+      help: 'Latest reconciliation pack version written for each day.',
+      labelNames: ['day'],
+      registers,
+    }),
+    exportAt: new Gauge({
+      name: 'paysync_export_timestamp_seconds',
+      help: 'When the pack of each day was last exported (Unix time).',
+      labelNames: ['day'],
+      registers,
+    }),
+  };
+}
+
+/** The process-wide metrics the worker serves; reconcile and export record into it. */
+export const metrics = new PaysyncMetrics();
+
+export function recordReconcileResult(day: string, mismatches: number): void {
+  metrics.recordReconcileResult(day, mismatches);
+}
+
+export function recordExportResult(day: string, version: number): void {
+  metrics.recordExportResult(day, version);
+}
