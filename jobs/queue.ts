@@ -33,10 +33,16 @@ export interface ExportJob {
   kind: 'daily-export';
 }
 
-export type SyncJobData = TickJob | WindowJob | ScanJob | ExportJob;
+/** A probe of a source's open points (job name 'probe'): at worker start and daily. */
+export interface ProbeJob {
+  source: string;
+  kind: 'probe';
+}
+
+export type SyncJobData = TickJob | WindowJob | ScanJob | ExportJob | ProbeJob;
 
 /** Live ticks outrank backfill windows: BullMQ runs lower numbers first. */
-export const PRIORITY = { tick: 1, export: 2, backfill: 10 } as const;
+export const PRIORITY = { tick: 1, export: 2, probe: 3, backfill: 10 } as const;
 
 /** Retries for what can heal (429, 5xx, network, a shifting list); unrecoverable errors skip them. */
 export const RETRY: Pick<JobsOptions, 'attempts' | 'backoff'> = {
@@ -58,6 +64,10 @@ export function tickSchedulerId(source: string, stream: Stream): string {
 }
 
 export const EXPORT_SCHEDULER_ID = 'export|daily';
+
+export function probeSchedulerId(source: string): string {
+  return `probe|${source}|daily`;
+}
 
 export function createQueue(connection: Redis, prefix: string): Queue<SyncJobData> {
   return new Queue<SyncJobData>(QUEUE_NAME, {

@@ -7,7 +7,14 @@
 import type { Queue } from 'bullmq';
 import type { Settings } from '../src/config/settings.js';
 import { STREAMS } from '../src/upstream/schemas.js';
-import { EXPORT_SCHEDULER_ID, PRIORITY, RETRY, tickSchedulerId, type SyncJobData } from './queue.js';
+import {
+  EXPORT_SCHEDULER_ID,
+  PRIORITY,
+  RETRY,
+  probeSchedulerId,
+  tickSchedulerId,
+  type SyncJobData,
+} from './queue.js';
 
 export async function registerSchedules(queue: Queue<SyncJobData>, settings: Settings): Promise<string[]> {
   const ids: string[] = [];
@@ -28,6 +35,31 @@ export async function registerSchedules(queue: Queue<SyncJobData>, settings: Set
   }
   await registerExportSchedule(queue, settings);
   ids.push(EXPORT_SCHEDULER_ID);
+  ids.push(...(await registerProbes(queue, settings)));
+  return ids;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The probe of each source's open points: once now (a worker start is when a changed service is most
+ * likely to matter) and then daily. The start-up job's id is per hour, so several workers starting
+ * together probe once.
+ */
+async function registerProbes(queue: Queue<SyncJobData>, settings: Settings): Promise<string[]> {
+  const ids: string[] = [];
+  const hour = Math.floor(Date.now() / 3_600_000);
+  for (const source of settings.sources) {
+    const data = { source: source.name, kind: 'probe' as const };
+    const opts = { priority: PRIORITY.probe, attempts: 2 };
+    await queue.upsertJobScheduler(
+      probeSchedulerId(source.name),
+      { every: DAY_MS },
+      { name: 'probe', data, opts },
+    );
+    await queue.add('probe', data, { ...opts, jobId: `probe|${source.name}|start|${hour}` });
+    ids.push(probeSchedulerId(source.name));
+  }
   return ids;
 }
 

@@ -17,7 +17,9 @@ import { runPaymentsWindow } from '../src/sync/window-run.js';
 import { runTransfers } from '../src/sync/transfers-run.js';
 import type { WindowReport } from '../src/sync/context.js';
 import { runDailyExport } from '../src/reconcile/daily-export.js';
-import type { ExportJob, SyncJobData, TickJob, WindowJob } from './queue.js';
+import { probeAndRecord } from '../src/probe/record.js';
+import { windowKey } from '../src/sync/checkpoints.js';
+import type { ExportJob, ProbeJob, SyncJobData, TickJob, WindowJob } from './queue.js';
 
 function sourceOf(runtime: Runtime, name: string) {
   const source = runtime.settings.sources.find((s) => s.name === name);
@@ -31,14 +33,14 @@ async function runJob(
   job: Job<SyncJobData>,
   onWindow: (r: WindowReport) => void,
 ): Promise<unknown> {
-  const data = job.data as Exclude<SyncJobData, ExportJob>;
+  const data = job.data as Exclude<SyncJobData, ExportJob | ProbeJob>;
   const deps = runtime.syncContext(sourceOf(runtime, data.source), onWindow);
   if (job.name === 'tick') {
     return data.stream === 'payments' ? summarizeTick(await tickPayments(deps)) : await tickTransfers(deps);
   }
   if (job.name === 'window') {
     const w = data as WindowJob;
-    const key = `${new Date(w.start).toISOString()}/${new Date(w.end).toISOString()}`;
+    const key = windowKey(new Date(w.start), new Date(w.end));
     await runtime.checkpoints.markWindowOpen(w.source, 'payments', key);
     try {
       const result = await runPaymentsWindow(
@@ -85,9 +87,27 @@ async function runExportJob(runtime: Runtime): Promise<unknown> {
   }
 }
 
+/** A probe job: records the findings and warns when the service answers an open point differently. */
+async function runProbeJob(runtime: Runtime, sourceName: string): Promise<unknown> {
+  try {
+    const report = await probeAndRecord(runtime, sourceOf(runtime, sourceName));
+    for (const change of report.changes) {
+      runtime.log.warn(
+        { source: sourceName, finding: change.label, before: change.before, after: change.after },
+        'the service answers an open point of the interface differently since the last probe',
+      );
+    }
+    return { changes: report.changes.length, requests: report.findings.requests };
+  } catch (error) {
+    if (!isRetryable(error)) throw new UnrecoverableError(describeError(error));
+    throw error;
+  }
+}
+
 export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport) => void = () => undefined) {
   return async (job: Job<SyncJobData>): Promise<unknown> => {
     if (job.name === 'export') return runExportJob(runtime);
+    if (job.name === 'probe') return runProbeJob(runtime, (job.data as ProbeJob).source);
     const { source, stream } = job.data as TickJob;
     try {
       const result = await runJob(runtime, job, onWindow);

@@ -6,13 +6,6 @@ export interface Command {
   run(argv: string[]): Promise<number>;
 }
 
-function notBuiltYet(name: string): Command['run'] {
-  return async () => {
-    process.stderr.write(`paysync ${name}: not built yet in this version\n`);
-    return 2;
-  };
-}
-
 const lazy =
   (load: () => Promise<{ run(argv: string[]): Promise<number> }>): Command['run'] =>
   async (argv) =>
@@ -48,7 +41,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'probe',
-    usage: 'paysync probe [--source NAME]',
+    usage: 'paysync probe [--source NAME] [--json]',
     summary:
       "Measure how the service answers the interface's open points; store and compare with the last probe.",
     run: lazy(() => import('./probe.js')),

@@ -7,22 +7,12 @@
 import type { Source } from '../../config/settings.js';
 import { loadSettings, requireSources } from '../../config/settings.js';
 import { describeError, PaysyncError, UsageError } from '../../errors.js';
-import { describeFindings, type Findings } from '../../probe/findings.js';
-import { recordProbe, type FindingChange } from '../../probe/findings-store.js';
-import { createProbeClient } from '../../probe/probe-client.js';
-import { probeSource } from '../../probe/probe.js';
-import { checkPostgres, createRuntime, type Runtime } from '../../runtime.js';
-import { createRateGate } from '../../sync/rate-gate.js';
+import { describeFindings } from '../../probe/findings.js';
+import { probeAndRecord, type ProbeReport } from '../../probe/record.js';
+import { checkPostgres, createRuntime } from '../../runtime.js';
 import { parseCommandArgs } from '../args.js';
 
 const USAGE = 'paysync probe [--source NAME] [--json]';
-
-interface ProbeReport {
-  source: string;
-  findings: Findings;
-  previousProbedAt: string | null;
-  changes: FindingChange[];
-}
 
 function chooseSources(all: readonly Source[], name: string | undefined): readonly Source[] {
   if (name === undefined) return all;
@@ -35,29 +25,7 @@ function chooseSources(all: readonly Source[], name: string | undefined): readon
   return chosen;
 }
 
-/** The probe's client behind the same per-source rate ceiling as the sync (shared across workers). */
-function clientFor(runtime: Runtime, source: Source) {
-  const { settings } = runtime;
-  const gate = createRateGate(runtime.redis, {
-    prefix: settings.PAYSYNC_QUEUE_PREFIX,
-    source: source.name,
-    rps: settings.UPSTREAM_RPS,
-  });
-  return createProbeClient({
-    source,
-    timeoutMs: settings.UPSTREAM_TIMEOUT,
-    retries: settings.UPSTREAM_RETRIES,
-    beforeRequest: () => gate.acquire(),
-    log: runtime.log,
-  });
-}
-
-export async function probeAndRecord(runtime: Runtime, source: Source): Promise<ProbeReport> {
-  const findings = await probeSource(clientFor(runtime, source));
-  const deps = { redis: runtime.redis, pool: runtime.pool, prefix: runtime.settings.PAYSYNC_QUEUE_PREFIX };
-  const { previous, changes } = await recordProbe(deps, source.name, findings);
-  return { source: source.name, findings, previousProbedAt: previous?.probedAt ?? null, changes };
-}
+export { probeAndRecord } from '../../probe/record.js';
 
 export function renderReport(report: ProbeReport): string {
   const lines = describeFindings(report.findings);
