@@ -23,9 +23,12 @@ import { dropBenchDatabase } from './bench-db.js';
 import { insertSyntheticDay } from './export-fixture.js';
 
 const ZONE = 'Africa/Porto-Novo';
+const QUICK = process.argv.includes('--quick');
+/** `--json`: the last line is the rows of bench/run.ts's final table. */
+const JSON_ROWS = process.argv.includes('--json');
 const SIZES: Array<[string, number]> = [
-  ['2024-02-01', 20_000],
-  ['2024-02-02', 200_000],
+  ['2024-02-01', QUICK ? 2_000 : 20_000],
+  ['2024-02-02', QUICK ? 20_000 : 200_000],
 ];
 const URL_ = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paysync_bench_export';
 
@@ -59,6 +62,30 @@ async function psqlCopy(day: string, file: string): Promise<number> {
   return performance.now() - started;
 }
 
+/** Rows for bench/run.ts: time against `psql \\copy` at the large size, and peak memory large vs small. */
+function tableRows(f: Array<{ n: number; ms: number; copyMs: number; rss: number }>) {
+  const [small, large] = f as [(typeof f)[0], (typeof f)[0]];
+  return [
+    {
+      scenario: `export, ${large.n}-payment day`,
+      paysync: `${(large.ms / 1000).toFixed(1)} s`,
+      baseline: `psql \\copy ${(large.copyMs / 1000).toFixed(1)} s`,
+      ratio: large.ms / large.copyMs,
+      goal: '<= 2x',
+      met: large.ms / large.copyMs <= 2,
+      rssMb: large.rss,
+    },
+    {
+      scenario: `export memory, ${large.n} vs ${small.n}`,
+      paysync: `${large.rss} MB`,
+      baseline: `${small.rss} MB`,
+      ratio: large.rss / small.rss,
+      goal: 'flat (<= 1.3x)',
+      met: large.rss / small.rss <= 1.3,
+    },
+  ];
+}
+
 function runChild(day: string, exportDir: string): { ms: number; maxRssMb: number; rows: number } {
   const self = fileURLToPath(import.meta.url);
   const r = spawnSync(process.execPath, [self, '--child', day, exportDir], { encoding: 'utf8' });
@@ -75,6 +102,7 @@ async function main(): Promise<void> {
     for (const [day, n] of SIZES) await insertSyntheticDay(pool, day, ZONE, n);
     await pool.query('VACUUM ANALYZE reporting.payments');
     console.log('rows     export (ms)  psql \\copy (ms)  ratio  export peak RSS (MB)');
+    const figures: Array<{ n: number; ms: number; copyMs: number; rss: number }> = [];
     for (const [day, n] of SIZES) {
       await psqlCopy(day, join(work, `warm-${day}.csv`)); // warm the cache for both
       const copyMs = await psqlCopy(day, join(work, `${day}.csv`));
@@ -84,7 +112,9 @@ async function main(): Promise<void> {
         `${String(n).padEnd(8)} ${e.ms.toFixed(0).padStart(11)}  ${copyMs.toFixed(0).padStart(15)}  ` +
           `${(e.ms / copyMs).toFixed(2).padStart(5)}  ${e.maxRssMb.toFixed(0).padStart(20)}`,
       );
+      figures.push({ n, ms: e.ms, copyMs, rss: Math.round(e.maxRssMb) });
     }
+    if (JSON_ROWS) console.log(JSON.stringify(tableRows(figures)));
   } finally {
     await pool.end();
     await rm(work, { recursive: true, force: true });
