@@ -98,6 +98,15 @@ describe('versions', () => {
     expect(await folderDigest(join(exportDir, day))).toEqual(before);
   });
 
+  it('two exports of the same day at once equal a single run', async () => {
+    const day = dayOffset(3);
+    const [a, b] = await Promise.all([exportDay(h.runtime, day), exportDay(h.runtime, day)]);
+    expect([a.version, b.version]).toEqual([1, 1]);
+    expect([a.unchanged, b.unchanged].sort()).toEqual([false, true]); // one published, the other found it
+    const entries = (await readdir(join(exportDir, day))).sort();
+    expect(entries).toEqual(['manifest.json', 'v1']);
+  });
+
   it('a status change makes the next export a new version listing the change; v1 stays readable', async () => {
     const day = dayOffset(2);
     const v1 = await folderDigest(join(exportDir, day, 'v1'));
