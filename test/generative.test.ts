@@ -6,20 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseExactJson } from '../src/upstream/exact-json.js';
 import { validatePayments } from '../src/upstream/schemas.js';
+import { mulberry32 } from '../src/sim/prng.js';
 import { loadPage } from '../src/warehouse/loader.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
-
-/** mulberry32: a small seeded PRNG, so a failure can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ODD_TEXT = [
   '',
@@ -93,7 +82,7 @@ describe('odd records never break a page', () => {
   it.each([1, 2, 3])(
     'seed %i: 1000 odd records land exactly or are quarantined with a reason',
     async (seed) => {
-      const rand = prng(seed);
+      const rand = mulberry32(seed);
       const text = `[${Array.from({ length: 1000 }, (_, i) => oddRecord(rand, seed * 10_000 + i)).join(',')}]`;
       const items = parseExactJson(text) as unknown[];
       const { valid, rejects } = validatePayments(items);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { loadPage } from '../../src/warehouse/loader.js';
 import { migrate } from '../../src/warehouse/migrate.js';
 import { createPool } from '../../src/warehouse/pool.js';
-import { toExactJson } from '../../src/upstream/exact-json.js';
+import { paymentRow } from '../../src/warehouse/stream-tables.js';
 import { dropBenchDatabase } from '../bench-db.js';
 import { benchPayments } from '../payments-fixture.js';
 
@@ -23,21 +23,7 @@ export async function naiveVersusLoader(rows: number): Promise<{ naive: number; 
   try {
     let started = process.hrtime.bigint();
     for (const p of records) {
-      await pool.query(ONE_ROW, [
-        p.id,
-        p.reference,
-        p.amount,
-        p.description,
-        p.status,
-        p.transaction_type,
-        p.phone,
-        p.service_mobile_code,
-        toExactJson(p.extra_data),
-        p.createdAt,
-        p.updatedAt,
-        p.organization_id,
-        p.api_key_id,
-      ]);
+      await pool.query(ONE_ROW, paymentRow(p));
     }
     const naive = Number(process.hrtime.bigint() - started) / 1e9;
     await pool.query('TRUNCATE reporting.payments, reporting.payment_status_history');

@@ -35,6 +35,10 @@ interface Tally {
   reads: number;
 }
 
+function emptyTally(): Tally {
+  return { union: new Set(), anonymous: 0, maxTotal: null, records: 0, rejects: 0, pages: 0, reads: 0 };
+}
+
 function merge(t: Tally, read: ReadOutcome): number {
   const before = t.union.size;
   for (const id of read.ids) t.union.add(id);
@@ -68,15 +72,7 @@ export async function runPaymentsWindow(
   depth = 0,
 ): Promise<WindowResult> {
   const started = Date.now();
-  const t: Tally = {
-    union: new Set(),
-    anonymous: 0,
-    maxTotal: null,
-    records: 0,
-    rejects: 0,
-    pages: 0,
-    reads: 0,
-  };
+  const t = emptyTally();
   const canSplit =
     depth < ctx.options.maxSplitDepth && window.end.getTime() - window.start.getTime() >= 2 * MIN_SPLIT_MS;
   const tooLarge = (total: number | null) =>
@@ -139,15 +135,7 @@ async function runSplit(
   const results: WindowResult[] = [];
   for (const part of splitWindow(window, parts))
     results.push(await runPaymentsWindow(ctx, part, kind, depth + 1));
-  const t: Tally = {
-    union: new Set(),
-    anonymous: 0,
-    maxTotal: null,
-    records: 0,
-    rejects: 0,
-    pages: 0,
-    reads: 0,
-  };
+  const t = emptyTally();
   for (const r of results) {
     t.records += r.records;
     t.rejects += r.rejects;
