@@ -18,6 +18,7 @@ import { runTransfers } from '../src/sync/transfers-run.js';
 import type { WindowReport } from '../src/sync/context.js';
 import { runDailyExport } from '../src/reconcile/daily-export.js';
 import { probeAndRecord } from '../src/probe/record.js';
+import { metrics, recordExportResult } from '../src/ops/metrics.js';
 import { windowKey } from '../src/sync/checkpoints.js';
 import type { ExportJob, ProbeJob, SyncJobData, TickJob, WindowJob } from './queue.js';
 
@@ -78,6 +79,7 @@ function summarizeTick(report: Awaited<ReturnType<typeof tickPayments>>) {
 async function runExportJob(runtime: Runtime): Promise<unknown> {
   try {
     const report = await runDailyExport(runtime);
+    for (const r of [report.yesterday, ...report.restated]) recordExportResult(r.day, r.version);
     const line = (r: { day: string; version: number; unchanged: boolean }) =>
       `${r.day} v${r.version}${r.unchanged ? ' (unchanged)' : ''}`;
     return { yesterday: line(report.yesterday), restated: report.restated.map(line) };
@@ -92,6 +94,7 @@ async function runProbeJob(runtime: Runtime, sourceName: string): Promise<unknow
   try {
     const report = await probeAndRecord(runtime, sourceOf(runtime, sourceName));
     for (const change of report.changes) {
+      metrics.onProbeChange(sourceName, change.label);
       runtime.log.warn(
         { source: sourceName, finding: change.label, before: change.before, after: change.after },
         'the service answers an open point of the interface differently since the last probe',

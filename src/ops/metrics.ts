@@ -70,6 +70,11 @@ export class PaysyncMetrics {
     this.c.windows.inc({ ...labels, outcome: r.outcome });
   };
 
+  /** A probe found the service answering an open point differently than the previous probe. */
+  onProbeChange(source: string, finding: string): void {
+    this.c.probeChanges.inc({ source, finding });
+  }
+
   /** A BullMQ job ended: `completed`, `failed` (final) or `retrying` (BullMQ will try it again). */
   onJob(name: string, outcome: 'completed' | 'failed' | 'retrying'): void {
     this.c.jobs.inc({ name, outcome });
@@ -161,6 +166,12 @@ function buildCollectors(registry: Registry) {
       name: 'paysync_jobs_total',
       help: 'BullMQ jobs this process ended, by job name and outcome (completed, retrying, failed).',
       labelNames: ['name', 'outcome'],
+      registers,
+    }),
+    probeChanges: new Counter({
+      name: 'paysync_probe_changes_total',
+      help: 'Findings of the open-point probe that changed since the previous probe, by source and finding.',
+      labelNames: ['source', 'finding'],
       registers,
     }),
     lag: new Gauge({
