@@ -139,6 +139,30 @@ describe('bad input and faults', () => {
   });
 });
 
+describe('revisits', () => {
+  it('re-reads older days that still hold unsettled payments, at most every REVISIT_EVERY, until they settle', async () => {
+    h = await startHarness({
+      name: 'revisit',
+      sim: { days: 6 },
+      env: { SYNC_LOOKBACK: '1d', REVISIT_EVERY: '1h' },
+    });
+    await tickAll(h);
+    const pending = await h.runtime.pool.query(
+      `SELECT count(*)::int AS n FROM reporting.payments WHERE status IN ('INIT', 'PENDING') AND created_at < $1`,
+      [new Date(h.sim.now().getTime() - 2 * 86_400_000)],
+    );
+    expect(pending.rows[0].n).toBeGreaterThan(0); // the simulator keeps some payments pending for days
+    h.sim.advance(10 * 60_000);
+    const soon = await tickAll(h);
+    expect(soon.payments.revisits).toEqual([]); // read less than REVISIT_EVERY ago: not yet
+    h.sim.advance(3 * 3600_000);
+    const later = await tickAll(h);
+    expect(later.payments.revisits.length).toBeGreaterThan(0);
+    expect(later.payments.revisits.every((w) => w.outcome === 'complete')).toBe(true);
+    expect(await paymentDifferences(h)).toEqual([]); // the older days' status changes landed
+  });
+});
+
 describe('Redis is fast, Postgres is durable', () => {
   it('rebuilds checkpoints from the sync log after Redis loses them, without a full re-sync', async () => {
     h = await startHarness({ name: 'flush', sim: { days: 6 }, env: { SYNC_LOOKBACK: '1d' } });

@@ -156,6 +156,23 @@ async function withPageHint(deps: TickDeps): Promise<TickDeps> {
   return { ...deps, options: { ...deps.options, pageSize } };
 }
 
+/**
+ * The unsettled days whose last read is older than REVISIT_EVERY. Ticks come every SYNC_EVERY, but an
+ * older day's pending payments do not need reading that often: revisiting each such day at most every
+ * REVISIT_EVERY keeps an idle tick's cost to the lookback, whatever the history holds.
+ */
+async function revisitsDue(deps: TickDeps, windows: Window[], now: Date): Promise<Window[]> {
+  if (windows.length === 0) return [];
+  const { rows } = await deps.pool.query<{ window_start: Date; window_end: Date }>(
+    `SELECT window_start, window_end FROM reporting.sync_windows
+      WHERE source = $1 AND stream = 'payments' AND outcome = 'complete' AND fetched_at > $2
+        AND window_start = ANY($3::timestamptz[])`,
+    [deps.source.name, new Date(now.getTime() - deps.settings.REVISIT_EVERY), windows.map((w) => w.start)],
+  );
+  const fresh = new Set(rows.map((r) => `${r.window_start.getTime()}/${r.window_end.getTime()}`));
+  return windows.filter((w) => !fresh.has(`${w.start.getTime()}/${w.end.getTime()}`));
+}
+
 export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport> {
   const deps = await withPageHint(given);
   const { settings, source } = deps;
@@ -170,10 +187,8 @@ export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport>
   const covered = new Set(windows.map((w) => w.window));
   const horizon = new Date(now.getTime() - settings.SETTLE_HORIZON);
   const days = await nonFinalDays(deps.pool, source.name, 'payments', zone, from, horizon);
-  const revisitWindows = days
-    .map((d) => dayWindow(d, zone))
-    .filter((w) => !covered.has(`${w.start.toISOString()}/${w.end.toISOString()}`));
-  const revisits = await runWindows(deps, revisitWindows, 'revisit');
+  const unsettled = days.map((d) => dayWindow(d, zone)).filter((w) => !covered.has(windowLabel(w)));
+  const revisits = await runWindows(deps, await revisitsDue(deps, unsettled, now), 'revisit');
   await noteWindows(deps, [...windows, ...revisits]);
   const advanced = await advanceFrom(deps, windows, now);
   return { from, windows, revisits, checkpoint: advanced ?? checkpoint };
