@@ -58,13 +58,24 @@ function answer(
 }
 
 async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const receivedAt = performance.timeOrigin + performance.now();
   const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
   const method = req.method ?? 'GET';
   const body = await readBody(req);
   if (url.pathname.startsWith('/__sim/'))
     return send(res, control(ctx.sim, method, url, body, ctx.paymentUrl()));
   const endpoint = ROUTES[`${method} ${url.pathname}`];
-  const log = (status: number) => ctx.sim.record({ at: ctx.sim.now(), method, path: url.pathname, status });
+  let delayedMs = 0;
+  const log = (status: number) =>
+    ctx.sim.record({
+      at: ctx.sim.now(),
+      receivedAt,
+      delayedMs,
+      method,
+      path: url.pathname,
+      query: url.search,
+      status,
+    });
   if (!endpoint) {
     log(404);
     return send(
@@ -74,6 +85,7 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
   }
   const switches = ctx.sim.switches();
   const plan = ctx.dice.roll(switches);
+  delayedMs = plan.delayMs;
   if (plan.delayMs > 0) await sleep(plan.delayMs);
   if (plan.fault.kind === 'reset') {
     log(0); // no answer at all: the connection is destroyed

@@ -115,9 +115,19 @@ export interface SimTransfer {
 }
 
 export interface SimRequestLogEntry {
+  /** Simulated time of the answer. */
   at: number;
+  /**
+   * Wall-clock milliseconds (fractional: `performance` precision) when the request arrived, before any
+   * `slowMs` delay: what the service's own rate limiter would count.
+   */
+  receivedAt: number;
+  /** The `slowMs` delay this request was given (0: none). */
+  delayedMs: number;
   method: string;
   path: string;
+  /** The raw query string with its `?` (empty when there is none). */
+  query: string;
   status: number;
 }
 

@@ -1,0 +1,242 @@
+/**
+ * Redis restart drills: a private redis-server (never the shared one) is killed with SIGKILL and started
+ * again empty (no persistence), once mid-backfill and once between two live ticks. Workers and the runtime
+ * reconnect on their own; the lost queue is refilled by re-running the backfill (harmless, as the README
+ * says), and the live checkpoint is rebuilt from the warehouse's sync log. Each ends in the same check:
+ * the warehouse equals the simulator, record by record, nothing doubled.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { silentLogger } from '../src/log.js';
+import { createRuntime, type Runtime } from '../src/runtime.js';
+import { enqueueBackfill, planBackfill } from '../src/sync/backfill.js';
+import { syncStart, tickPayments } from '../src/sync/tick.js';
+import { localDayOf } from '../src/sync/windows.js';
+import { startWorker, type RunningWorker } from '../jobs/start-worker.js';
+import { backfillDays, sleep, waitForBackfill } from './helpers/backfill.js';
+import { paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
+
+/** A redis-server of this test's own, on a fixed port so that a restart keeps the URL. */
+class PrivateRedis {
+  private child: ChildProcess | null = null;
+  constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
+    this.child = child;
+    const probe = new Redis(this.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    try {
+      for (let i = 0; ; i++) {
+        try {
+          await probe.connect();
+          await probe.ping();
+          return;
+        } catch (error) {
+          if (child.exitCode !== null || i > 100)
+            throw new Error(`redis-server did not start: ${String(error)}`);
+          probe.disconnect();
+          await sleep(50);
+        }
+      }
+    } finally {
+      probe.disconnect();
+    }
+  }
+
+  /** SIGKILL: no shutdown, no save; everything in memory is gone. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Restarts Redis empty, then waits until a connection opened before the crash answers again by itself. */
+async function restartRedis(redis: PrivateRedis, survivors: readonly Redis[]): Promise<void> {
+  await redis.kill();
+  await sleep(300); // long enough for every client to notice the lost connection
+  await redis.start();
+  for (const connection of survivors) {
+    expect(await connection.ping()).toBe('PONG'); // ioredis reconnected on its own
+    expect(await connection.dbsize()).toBeGreaterThanOrEqual(0);
+  }
+}
+
+let h: Harness | null = null;
+let redis: PrivateRedis | null = null;
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  await h?.close(); // needs Redis up: it deletes its keys there
+  h = null;
+  await redis?.kill();
+  redis = null;
+});
+
+/** A harness on a private Redis; live sync starts `liveDays` days back when given (else the harness's). */
+async function startWithPrivateRedis(
+  name: string,
+  sim: Parameters<typeof startHarness>[0]['sim'],
+  liveDays?: number,
+) {
+  redis = new PrivateRedis(await freePort());
+  await redis.start();
+  const env: Record<string, string> = { REDIS_URL: redis.url, JOB_LOCK: '2s', SYNC_LOOKBACK: '1d' };
+  if (liveDays !== undefined)
+    env.SYNC_START = localDayOf(new Date(Date.now() - liveDays * 86_400_000), 'UTC');
+  h = await startHarness({ name, sim, env });
+  expect(h.settings.REDIS_URL).toBe(redis.url);
+  return h;
+}
+
+async function doubledIds(runtime: Runtime): Promise<unknown[]> {
+  const { rows } = await runtime.pool.query(
+    'SELECT id FROM reporting.payments GROUP BY id HAVING count(*) > 1',
+  );
+  return rows;
+}
+
+/** Runs a backfill of [from, to] on the given workers' queue and waits for it. */
+async function runBackfill(harness: Harness, worker: RunningWorker, from: string, to: string) {
+  const jobs = planBackfill(harness.settings, harness.settings.sources, from, to, ['payments', 'transfers']);
+  await enqueueBackfill(worker.queue, jobs);
+  return jobs;
+}
+
+const day = (harness: Harness, daysAgo: number) =>
+  localDayOf(new Date(harness.sim.now().getTime() - daysAgo * 86_400_000), 'UTC');
+
+/** The tick resumed near the old checkpoint (a lookback's worth of re-reading), not at SYNC_START. */
+function expectRebuilt(harness: Harness, from: Date, checkpoint: Date): void {
+  const start = syncStart(harness.settings, harness.sim.now());
+  expect(from.getTime()).toBeGreaterThan(start.getTime());
+  expect(from.getTime()).toBeLessThanOrEqual(checkpoint.getTime()); // nothing after the old checkpoint skipped
+  // the log vouches for a window up to when it was read: within a minute of the lost checkpoint
+  expect(Math.abs(from.getTime() - (checkpoint.getTime() - harness.settings.SYNC_LOOKBACK))).toBeLessThan(
+    60_000,
+  );
+}
+
+describe('Redis killed and restarted empty', () => {
+  it('mid-backfill: workers reconnect by themselves, the re-run backfill completes, the next tick rebuilds the checkpoint from the sync log', async () => {
+    // live sync covers the last two days; the backfill brings in the history before SYNC_START
+    const harness = await startWithPrivateRedis(
+      'redisrestart',
+      { days: 6, perDay: 100, switches: { slowRate: 1, slowMs: 25 } },
+      2,
+    );
+    const source = harness.settings.sources[0]!;
+    const first = await tickPayments(harness.runtime.syncContext(source));
+    expect(first.checkpoint).not.toBeNull();
+    harness.sim.advance(3_600_000);
+
+    const second = await createRuntime(harness.settings, { log: silentLogger, now: () => harness.sim.now() });
+    cleanups.push(() => second.close());
+    const workers: RunningWorker[] = [];
+    for (const runtime of [harness.runtime, second]) {
+      const w = await startWorker(runtime, { schedules: false, concurrency: 2 });
+      w.queue.on('error', () => undefined); // connection errors while Redis is down are expected
+      workers.push(w);
+      cleanups.push(() => w.close());
+    }
+    const completed: string[] = [];
+    for (const w of workers) w.worker.on('completed', (job) => completed.push(job.id as string));
+    const jobs = await runBackfill(harness, workers[0]!, day(harness, 7), day(harness, 3));
+    // crash Redis while windows are being fetched
+    for (let i = 0; i < 200 && (await workers[0]!.queue.getActiveCount()) === 0; i++) await sleep(25);
+    await sleep(200);
+    expect(completed.length).toBeLessThan(jobs.length);
+    await restartRedis(redis!, [harness.runtime.redis, second.redis]);
+    expect(await workers[0]!.queue.count()).toBe(0); // the queue is gone with Redis
+
+    // what ops do: run the same range again
+    harness.sim.setSwitches({ slowRate: 0 });
+    const before = completed.length;
+    await runBackfill(harness, workers[1]!, day(harness, 7), day(harness, 3));
+    const progress = await waitForBackfill(workers[0]!.queue, jobs, 50_000);
+    expect(progress.failed).toEqual([]);
+    expect(completed.length).toBeGreaterThan(before); // the workers started before the crash took new jobs
+    for (const w of workers) expect(w.worker.isRunning()).toBe(true);
+
+    const tick = await tickPayments(harness.runtime.syncContext(source));
+    expectRebuilt(harness, tick.from, first.checkpoint!);
+    expect(tick.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    expect(await paymentDifferences(harness)).toEqual([]);
+    expect(await doubledIds(harness.runtime)).toEqual([]);
+  });
+
+  it('between ticks: the checkpoint is rebuilt from the sync log, not from SYNC_START, and nothing is lost', async () => {
+    const harness = await startWithPrivateRedis('redistick', { days: 5 });
+    const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
+    const first = await tickPayments(deps);
+    expect(first.checkpoint).not.toBeNull();
+    await restartRedis(redis!, [harness.runtime.redis]);
+    expect(await harness.runtime.checkpoints.isMissing('default', 'payments')).toBe(true);
+    harness.sim.advance(3_600_000);
+    const second = await tickPayments(deps);
+    expectRebuilt(harness, second.from, first.checkpoint!);
+    expect(second.checkpoint!.getTime()).toBeGreaterThanOrEqual(first.checkpoint!.getTime());
+    expect(second.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    expect(await paymentDifferences(harness)).toEqual([]);
+    expect(await doubledIds(harness.runtime)).toEqual([]);
+  });
+
+  // KNOWN BUG (reported, not fixed here: src/warehouse/page-sql.ts is outside this change). Live and
+  // backfill windows are both whole local days, and the sync log's upsert on (source, stream, window)
+  // overwrites `kind` with 'backfill'; rebuildCheckpoint ignores backfill windows, so after a backfill
+  // over the live range a lost checkpoint restarts at SYNC_START (a full re-read: nothing lost, but more
+  // than the lookback principle 4 promises). When fixed, this fails: make it a plain `it`.
+  it.failing(
+    'after a backfill over the live range, the checkpoint is still rebuilt from the sync log',
+    async () => {
+      const harness = await startWithPrivateRedis('redisoverlap', { days: 3 });
+      const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
+      const first = await tickPayments(deps);
+      const worker = await startWorker(harness.runtime, { schedules: false });
+      worker.queue.on('error', () => undefined);
+      cleanups.push(() => worker.close());
+      const jobs = await runBackfill(harness, worker, ...backfillDays(harness));
+      expect((await waitForBackfill(worker.queue, jobs)).failed).toEqual([]);
+      await restartRedis(redis!, [harness.runtime.redis]);
+      harness.sim.advance(3_600_000);
+      const second = await tickPayments(deps);
+      expectRebuilt(harness, second.from, first.checkpoint!);
+    },
+  );
+});
