@@ -139,6 +139,35 @@ describe('bad input and faults', () => {
   });
 });
 
+describe('large windows', () => {
+  const subWindows = async (harness: Harness) =>
+    (
+      await harness.runtime.pool.query(
+        `SELECT count(*)::int AS n FROM reporting.sync_windows WHERE window_end - window_start < interval '23 hours'`,
+      )
+    ).rows[0].n as number;
+
+  it('splits a window of more than 50 pages into sub-windows, each complete', async () => {
+    h = await startHarness({ name: 'split', sim: { days: 1, perDay: 700 }, env: { PAGE_SIZE: '10' } });
+    const { payments } = await tickAll(h);
+    expect(payments.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    expect(await subWindows(h)).toBeGreaterThan(0);
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+
+  it('does not split when the service ignores the date filter (it would only multiply full reads)', async () => {
+    h = await startHarness({
+      name: 'nosplit',
+      sim: { days: 1, perDay: 700, switches: { ignoreDateFilter: true } },
+      env: { PAGE_SIZE: '10' },
+    });
+    const { payments } = await tickAll(h);
+    expect(payments.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    expect(await subWindows(h)).toBeLessThanOrEqual(payments.windows.length); // at most one read each
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+});
+
 describe('revisits', () => {
   it('re-reads older days that still hold unsettled payments, at most every REVISIT_EVERY, until they settle', async () => {
     h = await startHarness({

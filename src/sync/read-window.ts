@@ -60,15 +60,22 @@ function tally(
   }
   out.records += validIds.length;
   out.rejects += rejects.length;
+  out.farOutside += farOutside(createdAts, query);
+}
+
+/** Records created more than a day outside the request: evidence that the date filter is ignored. */
+function farOutside(createdAts: readonly unknown[], query: { dateFrom: number; dateTo: number }): number {
+  let n = 0;
   for (const createdAt of createdAts) {
-    const t = Date.parse(createdAt);
-    if (t < query.dateFrom * 1000 - DAY_MS || t > query.dateTo * 1000 + DAY_MS) out.farOutside += 1;
+    const t = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
+    if (t < query.dateFrom * 1000 - DAY_MS || t > query.dateTo * 1000 + DAY_MS) n += 1;
   }
+  return n;
 }
 
 export interface ReadOptions {
   /** Given the first page's reported total, whether to abandon the read (the window will be split). */
-  tooLarge?: (reportedTotal: number | null) => boolean;
+  tooLarge?: (reportedTotal: number | null, farOutside: number) => boolean;
 }
 
 export async function readPaymentsWindow(
@@ -91,7 +98,9 @@ export async function readPaymentsWindow(
       const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
       if (next.done) break;
       const page = next.value;
-      if (out.pages === 0 && opts.tooLarge?.(page.total)) {
+      const createdAtsOf = () =>
+        page.items.map((item) => (item as { createdAt?: unknown } | null)?.createdAt);
+      if (out.pages === 0 && opts.tooLarge?.(page.total, farOutside(createdAtsOf(), query))) {
         out.abandonedForSplit = true;
         out.maxTotal = page.total;
         await pages.return(undefined as never);

@@ -24,6 +24,8 @@ export interface WindowResult extends WindowReport {
 /** Windows shorter than this are not split further. */
 const MIN_SPLIT_MS = 60_000;
 const MAX_BARE_READS = 3;
+/** Most sub-windows one split makes (a day in 24 hours at most). */
+const MAX_PARTS = 24;
 
 interface Tally {
   union: Set<string>;
@@ -70,18 +72,27 @@ export async function runPaymentsWindow(
   window: Window,
   kind: WindowKind,
   depth = 0,
+  parentTotal: number | null = null,
 ): Promise<WindowResult> {
   const started = Date.now();
   const t = emptyTally();
   const canSplit =
     depth < ctx.options.maxSplitDepth && window.end.getTime() - window.start.getTime() >= 2 * MIN_SPLIT_MS;
-  const tooLarge = (total: number | null) =>
-    canSplit && partsFor(total, ctx.options.pageSize, ctx.options.maxPagesPerWindow) > 1;
+  // Records far outside the window, or a sub-window reporting as many records as its parent, mean the
+  // service ignores the date filter: cutting would only multiply full reads, so the window is read whole.
+  const tooLarge = (total: number | null, farOutside: number) =>
+    canSplit &&
+    farOutside === 0 &&
+    !(parentTotal !== null && total !== null && total >= parentTotal) &&
+    partsFor(total, ctx.options.pageSize, ctx.options.maxPagesPerWindow) > 1;
 
   const first = await readPaymentsWindow(ctx, window, { tooLarge });
   if (first.abandonedForSplit) {
-    const parts = partsFor(first.maxTotal, ctx.options.pageSize, ctx.options.maxPagesPerWindow);
-    return runSplit(ctx, window, kind, depth, parts, started);
+    const parts = Math.min(
+      MAX_PARTS,
+      partsFor(first.maxTotal, ctx.options.pageSize, ctx.options.maxPagesPerWindow),
+    );
+    return runSplit(ctx, window, kind, depth, parts, started, first.maxTotal);
   }
   merge(t, first);
   warnIfFilterIgnored(ctx, first);
@@ -89,7 +100,7 @@ export async function runPaymentsWindow(
   let verdict: { complete: boolean; detail: string | null };
   if (t.maxTotal !== null) {
     verdict = await settleAgainstTotal(ctx, window, t);
-    if (!verdict.complete && canSplit) return runSplit(ctx, window, kind, depth, 2, started);
+    if (!verdict.complete && canSplit) return runSplit(ctx, window, kind, depth, 2, started, t.maxTotal);
   } else {
     verdict = await settleWithoutTotal(ctx, window, kind, t, first);
   }
@@ -131,10 +142,17 @@ async function runSplit(
   depth: number,
   parts: number,
   started: number,
+  reportedTotal: number | null,
 ): Promise<WindowResult> {
   const results: WindowResult[] = [];
-  for (const part of splitWindow(window, parts))
-    results.push(await runPaymentsWindow(ctx, part, kind, depth + 1));
+  for (const part of splitWindow(window, parts)) {
+    const result = await runPaymentsWindow(ctx, part, kind, depth + 1, reportedTotal);
+    results.push(result);
+    // A part reporting as many records as the whole did: the service ignores the date filter, so that
+    // one read (complete against its own total) already covered every record the other parts would.
+    if (reportedTotal !== null && result.reportedTotal !== null && result.reportedTotal >= reportedTotal)
+      break;
+  }
   const t = emptyTally();
   for (const r of results) {
     t.records += r.records;
