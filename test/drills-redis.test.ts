@@ -229,10 +229,10 @@ describe('Redis killed and restarted empty', () => {
       const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
       const first = await tickPayments(deps);
       const worker = await startWorker(harness.runtime, { schedules: false });
-      worker.queue.on('error', () => undefined);
       cleanups.push(() => worker.close());
       const jobs = await runBackfill(harness, worker, ...backfillDays(harness));
       expect((await waitForBackfill(worker.queue, jobs)).failed).toEqual([]);
+      await worker.close(); // only the sync log matters from here
       await restartRedis(redis!, [harness.runtime.redis]);
       harness.sim.advance(3_600_000);
       const second = await tickPayments(deps);
