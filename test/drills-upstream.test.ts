@@ -127,6 +127,9 @@ async function drill(name: string, switches: Partial<SimSwitches>, pageSize = 5)
     busiest,
     minGapAfterFailure: Math.round(Math.min(...gaps)),
     meanGapAfterFailure: Math.round(gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length)),
+    minGapAfterTimeout: Math.round(
+      Math.min(...pairs.filter((r) => r.after.delayedMs > TIMEOUT_MS).map((r) => r.gapMs)),
+    ),
   };
   process.stderr.write(`drill ${name}: ${JSON.stringify(report)}\n`);
   expect(busiest).toBeLessThanOrEqual(RPS + CEILING_TOLERANCE);
