@@ -217,26 +217,20 @@ describe('Redis killed and restarted empty', () => {
     expect(await doubledIds(harness.runtime)).toEqual([]);
   });
 
-  // KNOWN BUG (reported, not fixed here: src/warehouse/page-sql.ts is outside this change). Live and
-  // backfill windows are both whole local days, and the sync log's upsert on (source, stream, window)
-  // overwrites `kind` with 'backfill'; rebuildCheckpoint ignores backfill windows, so after a backfill
-  // over the live range a lost checkpoint restarts at SYNC_START (a full re-read: nothing lost, but more
-  // than the lookback principle 4 promises). When fixed, this fails: make it a plain `it`.
-  it.failing(
-    'after a backfill over the live range, the checkpoint is still rebuilt from the sync log',
-    async () => {
-      const harness = await startWithPrivateRedis('redisoverlap', { days: 3 });
-      const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
-      const first = await tickPayments(deps);
-      const worker = await startWorker(harness.runtime, { schedules: false });
-      cleanups.push(() => worker.close());
-      const jobs = await runBackfill(harness, worker, ...backfillDays(harness));
-      expect((await waitForBackfill(worker.queue, jobs)).failed).toEqual([]);
-      await worker.close(); // only the sync log matters from here
-      await restartRedis(redis!, [harness.runtime.redis]);
-      harness.sim.advance(3_600_000);
-      const second = await tickPayments(deps);
-      expectRebuilt(harness, second.from, first.checkpoint!);
-    },
-  );
+  // A backfill over the live range once overwrote the live windows' kind in the sync log, so a lost
+  // checkpoint restarted at SYNC_START; the log now keeps a live window live.
+  it('after a backfill over the live range, the checkpoint is still rebuilt from the sync log', async () => {
+    const harness = await startWithPrivateRedis('redisoverlap', { days: 3 });
+    const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
+    const first = await tickPayments(deps);
+    const worker = await startWorker(harness.runtime, { schedules: false });
+    cleanups.push(() => worker.close());
+    const jobs = await runBackfill(harness, worker, ...backfillDays(harness));
+    expect((await waitForBackfill(worker.queue, jobs)).failed).toEqual([]);
+    await worker.close(); // only the sync log matters from here
+    await restartRedis(redis!, [harness.runtime.redis]);
+    harness.sim.advance(3_600_000);
+    const second = await tickPayments(deps);
+    expectRebuilt(harness, second.from, first.checkpoint!);
+  });
 });

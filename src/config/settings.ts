@@ -3,7 +3,9 @@
  * validated with zod into a frozen object. A bad value stops the program with one line naming the setting
  * (ConfigError → exit 2). The API key is wrapped in a Secret so that no log of settings can show it.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { dirname, resolve } from 'node:path';
 import { IANAZone } from 'luxon';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -67,6 +69,48 @@ const url = (name: string, protocols: string[]) =>
     { message: `${name} must be a ${protocols.join(' or ')} URL` },
   );
 
+/** An address to listen on: an IP literal or a host name. */
+const host = (name: string) =>
+  z
+    .string()
+    .refine(
+      (text) =>
+        isIP(text) !== 0 ||
+        /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(
+          text,
+        ),
+      {
+        message: `${name} must be an IP address or a host name like 127.0.0.1 or 0.0.0.0`,
+      },
+    );
+
+/** The nearest path at or above `path` that exists. */
+function nearestExisting(path: string): string {
+  let current = resolve(path);
+  while (!existsSync(current)) current = dirname(current);
+  return current;
+}
+
+/**
+ * A directory paysync writes into: it must be a directory already, or be creatable under the nearest
+ * existing directory above it; checked at start-up so a bad value fails now, not at the first export.
+ */
+const directory = (name: string) =>
+  z.string().refine(
+    (text) => {
+      if (text.includes('\0')) return false;
+      const existing = nearestExisting(text);
+      try {
+        if (!statSync(existing).isDirectory()) return false;
+        accessSync(existing, constants.W_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: `${name} must be a directory paysync can write to (or create)` },
+  );
+
 const EnvSchema = z.object({
   PAYMENTS_BASE_URL: url('PAYMENTS_BASE_URL', ['http:', 'https:']).optional(),
   PAYMENTS_API_KEY: z.string().min(1, 'PAYMENTS_API_KEY must not be empty').optional(),
@@ -82,7 +126,7 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'PAYSYNC_QUEUE_PREFIX must be 1-64 letters, digits, _ . or -')
     .default('paysync'),
-  EXPORT_DIR: z.string().min(1).default('./exports'),
+  EXPORT_DIR: directory('EXPORT_DIR').default('./exports'),
   REPORT_TIMEZONE: z
     .string()
     .refine((zone) => IANAZone.isValidZone(zone), {
@@ -117,11 +161,11 @@ const EnvSchema = z.object({
     .default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' }).optional(),
   METRICS_PORT: integer('METRICS_PORT', 0, 65_535).optional(),
-  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_HOST: host('METRICS_HOST').default('127.0.0.1'),
   DASHBOARD_TOKEN: z.string().min(8, 'DASHBOARD_TOKEN must be at least 8 characters').optional(),
   /** The ops dashboard (Bull Board + status page) is served only when this is set. */
   DASHBOARD_PORT: integer('DASHBOARD_PORT', 0, 65_535).optional(),
-  DASHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
+  DASHBOARD_HOST: host('DASHBOARD_HOST').default('127.0.0.1'),
 });
 
 export type Settings = Readonly<

@@ -110,6 +110,8 @@ FROM classified`;
 /**
  * Upsert of one sync_windows row: one row per (source, stream, window), updated on each run with the
  * latest outcome; attempts counts the runs. With `optional`, nothing is written when the start is NULL.
+ * A live or revisit window stays so when a backfill re-reads the same day: the checkpoint rebuild counts
+ * only live windows (a backfill never moves the checkpoint), and a backfill must not erase that evidence.
  */
 export function windowUpsertSql(p: (k: number) => string, optional = false): string {
   return `
@@ -120,7 +122,8 @@ export function windowUpsertSql(p: (k: number) => string, optional = false): str
     ${p(12)}::text, ${p(6)}::timestamptz
   ${optional ? `WHERE ${p(3)}::timestamptz IS NOT NULL` : ''}
   ON CONFLICT (source, stream, window_start, window_end) DO UPDATE
-    SET kind = EXCLUDED.kind, fetched_at = EXCLUDED.fetched_at, records = EXCLUDED.records,
+    SET kind = CASE WHEN EXCLUDED.kind = 'backfill' AND w.kind <> 'backfill' THEN w.kind ELSE EXCLUDED.kind END,
+        fetched_at = EXCLUDED.fetched_at, records = EXCLUDED.records,
         rejects = EXCLUDED.rejects, reported_total = EXCLUDED.reported_total, pages = EXCLUDED.pages,
         outcome = EXCLUDED.outcome, detail = EXCLUDED.detail, attempts = w.attempts + 1
   RETURNING 1`;
