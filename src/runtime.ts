@@ -65,6 +65,13 @@ export async function connectRedis(url: string, name: string): Promise<Redis> {
     connectTimeout: 3_000,
     retryStrategy: (n) => Math.min(n * 200, 2_000),
   });
+  // ioredis reports connection trouble as 'error' events (and reconnects by itself); without a listener
+  // Node prints each one with a stack. The first one explains a failed start; later ones show up as
+  // failing commands where the work is.
+  let lastError: Error | undefined;
+  redis.on('error', (error: Error) => {
+    lastError = error;
+  });
   try {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise((_, reject) => {
@@ -74,8 +81,9 @@ export async function connectRedis(url: string, name: string): Promise<Redis> {
     await redis.ping();
   } catch (error) {
     redis.disconnect();
+    const reason = (lastError ?? (error as Error)).message.replace(/\.+$/, '');
     throw new ServiceUnreachableError(
-      `Redis is not reachable at ${describeRedis(url)} (REDIS_URL): ${(error as Error).message}. Start it with ` +
+      `Redis is not reachable at ${describeRedis(url)} (REDIS_URL): ${reason}. Start it with ` +
         `\`redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no\` or \`docker compose up -d redis\``,
     );
   }
