@@ -88,7 +88,11 @@ function tableRows(f: Array<{ n: number; ms: number; copyMs: number; rss: number
 
 function runChild(day: string, exportDir: string): { ms: number; maxRssMb: number; rows: number } {
   const self = fileURLToPath(import.meta.url);
-  const r = spawnSync(process.execPath, [self, '--child', day, exportDir], { encoding: 'utf8' });
+  // BENCH_CPU_PROF=DIR writes the export child's CPU profile there (node --cpu-prof).
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const r = spawnSync(process.execPath, [...profile, self, '--child', day, exportDir], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`export child failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
