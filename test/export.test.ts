@@ -107,6 +107,21 @@ describe('versions', () => {
     expect(entries).toEqual(['manifest.json', 'v1']);
   });
 
+  it('a moved or emptied EXPORT_DIR gets the next version, never a number the ledger already gave', async () => {
+    const day = dayOffset(4); // a day of its own: the other tests count this file's versions
+    expect((await exportDay(h.runtime, day)).version).toBe(1);
+    const elsewhere = await tempExportDir();
+    try {
+      const moved = { ...h.runtime, settings: { ...h.runtime.settings, EXPORT_DIR: elsewhere } };
+      const published = await exportDay(moved, day);
+      expect(published.unchanged).toBe(false);
+      expect(published.version).toBe(2);
+      expect(await readdir(join(elsewhere, day))).toContain(`v${published.version}`);
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   it('a status change makes the next export a new version listing the change; v1 stays readable', async () => {
     const day = dayOffset(2);
     const v1 = await folderDigest(join(exportDir, day, 'v1'));

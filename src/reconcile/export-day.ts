@@ -76,12 +76,26 @@ async function removeLeftovers(dayDir: string): Promise<void> {
   }
 }
 
-async function nextVersion(dayDir: string, latest: Manifest | null): Promise<number> {
+/**
+ * The next version number: above the latest manifest, any version folder on disk, and the ledger. The
+ * ledger counts too because EXPORT_DIR may have been moved or emptied while the database kept its
+ * versions: a version number is never given twice, even to a different folder.
+ */
+async function nextVersion(
+  client: PoolClient,
+  day: string,
+  dayDir: string,
+  latest: Manifest | null,
+): Promise<number> {
   const onDisk = (await readdir(dayDir))
     .map((name) => /^v(\d+)$/.exec(name)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number);
-  return Math.max(latest?.version ?? 0, ...onDisk) + 1;
+  const { rows } = await client.query<{ version: number | null }>(
+    'SELECT max(version) AS version FROM reporting.export_versions WHERE day = $1::date',
+    [day],
+  );
+  return Math.max(latest?.version ?? 0, rows[0]?.version ?? 0, ...onDisk) + 1;
 }
 
 interface Written {
@@ -171,7 +185,7 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
         counts,
       };
     }
-    const version = await nextVersion(dayDir, latest);
+    const version = await nextVersion(client, day, dayDir, latest);
     const manifest: Manifest = {
       day,
       timeZone: runtime.settings.REPORT_TIMEZONE,
