@@ -12,7 +12,7 @@ import {
   PaysyncError,
 } from '../src/errors.js';
 import type { Runtime } from '../src/runtime.js';
-import { tickPayments, tickTransfers } from '../src/sync/tick.js';
+import { organisationOf, tickPayments, tickTransfers } from '../src/sync/tick.js';
 import { runPaymentsWindow } from '../src/sync/window-run.js';
 import { runTransfers } from '../src/sync/transfers-run.js';
 import type { WindowReport } from '../src/sync/context.js';
@@ -57,7 +57,8 @@ async function runJob(
     }
   }
   if (job.name === 'scan') {
-    const result = await runTransfers(deps, { mode: 'full', stopBefore: null, organizationId: null });
+    const organizationId = await organisationOf(deps); // the interface gives transfers none
+    const result = await runTransfers(deps, { mode: 'full', stopBefore: null, organizationId });
     if (result.outcome !== 'complete')
       throw new WindowIncompleteError(`transfers scan incomplete: ${result.detail}`);
     return { records: result.records, rejects: result.rejects, pages: result.pages };

@@ -192,4 +192,16 @@ describe('loading transfers', () => {
     const { rows } = await db.pool.query('SELECT amount, organization_id, source FROM reporting.transfers');
     expect(rows).toEqual([{ amount: '25000.75', organization_id: 'org_acme', source: 'acme' }]);
   });
+
+  it('fills the organisation of a transfer first loaded before it was known', async () => {
+    const t = makeTransfer();
+    const load = (organizationId: string | null) =>
+      loadPage(db.pool, { source: 'early', stream: 'transfers', organizationId, records: [t], rejects: [] });
+    await load(null);
+    await load('org_early'); // the same copy again: unchanged, but the missing organisation is filled
+    const { rows } = await db.pool.query('SELECT organization_id FROM reporting.transfers WHERE id = $1', [
+      t.id,
+    ]);
+    expect(rows).toEqual([{ organization_id: 'org_early' }]);
+  });
 });

@@ -207,7 +207,7 @@ async function advanceFrom(deps: TickDeps, windows: WindowResult[], now: Date): 
 }
 
 /** The organisation a source's transfers belong to: the interface gives none, the source's payments do. */
-async function organisationOf(deps: TickDeps): Promise<string | null> {
+export async function organisationOf(deps: TickDeps): Promise<string | null> {
   const { rows } = await deps.pool.query<{ organization_id: string }>(
     `SELECT organization_id FROM reporting.payments WHERE source = $1 GROUP BY organization_id ORDER BY count(*) DESC LIMIT 1`,
     [deps.source.name],

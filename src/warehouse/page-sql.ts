@@ -68,7 +68,8 @@ written AS (
   RETURNING 1
 ),
 touched AS (
-  UPDATE ${table.table} t SET synced_at = now()
+  -- A transfer first loaded before its source's organisation was known gets it on the next sighting.
+  UPDATE ${table.table} t SET synced_at = now(), organization_id = coalesce(t.organization_id, c.organization_id)
   FROM classified c WHERE c.id = t.id AND c.outcome IN ('unchanged', 'stale')
   RETURNING 1
 ),
