@@ -14,3 +14,23 @@ export function formatDuration(ms: number): string {
   }
   return `${ms}ms`;
 }
+
+/** A span for people to read: its two largest units, e.g. `12m 54s`, `3h 2m`, `2d 4h`. */
+export function humanDuration(ms: number): string {
+  const units: Array<[string, number]> = [
+    ['d', UNIT_MS.d as number],
+    ['h', UNIT_MS.h as number],
+    ['m', UNIT_MS.m as number],
+    ['s', UNIT_MS.s as number],
+  ];
+  let rest = Math.max(0, Math.round(ms / 1000) * 1000);
+  const parts: string[] = [];
+  for (const [unit, size] of units) {
+    if (rest >= size || (unit === 's' && parts.length === 0)) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+    if (parts.length === 2) break;
+  }
+  return parts.join(' ');
+}

@@ -3,7 +3,7 @@
  * incomplete windows, last success and error, rejects; the queue counts with a link to the queue
  * dashboard; and the last days' reconcile results. A pure renderer: data in, HTML out.
  */
-import { formatDuration } from '../config/duration.js';
+import { humanDuration } from '../config/duration.js';
 import type { ReconcileRow } from './reconcile-results.js';
 import type { StatusData, StreamStatus } from './status-data.js';
 
@@ -43,7 +43,7 @@ function streamRow(s: StreamStatus): string[] {
     escapeHtml(s.source),
     escapeHtml(s.stream),
     escapeHtml(s.checkpoint ?? 'none yet'),
-    s.lagSeconds === null ? '-' : escapeHtml(formatDuration(s.lagSeconds * 1000)),
+    s.lagSeconds === null ? '-' : escapeHtml(humanDuration(s.lagSeconds * 1000)),
     windowList(s.openWindows),
     `<span class="${incomplete.length ? 'bad' : ''}">${windowList(incomplete)}</span>`,
     escapeHtml(s.lastSuccessAt ?? '-'),

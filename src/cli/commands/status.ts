@@ -1,7 +1,7 @@
 /** `paysync status [--json]`: per source and stream, where sync stands and what needs attention. */
 import { loadSettings, requireSources } from '../../config/settings.js';
 import { checkPostgres, createRuntime } from '../../runtime.js';
-import { formatDuration } from '../../config/duration.js';
+import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
 import { parseCommandArgs } from '../args.js';
@@ -47,7 +47,7 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
     r.source,
     r.stream,
     r.checkpoint ?? 'none yet',
-    r.lagSeconds === null ? '-' : formatDuration(r.lagSeconds * 1000),
+    r.lagSeconds === null ? '-' : humanDuration(r.lagSeconds * 1000),
     String(r.openWindows.length),
     String(r.incompleteWindows.length),
     String(r.openRejects),
