@@ -9,7 +9,8 @@
  *   client's backoff is "full jitter", uniform in [0, base·2^n): its own floor is 0 by design, so the
  *   firm lower bound on any repeat is the ceiling's spacing; the test also reports the mean gap.)
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
+import { cleanupsAfterEach } from './helpers/cleanups.js';
 import { silentLogger } from '../src/log.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 import type { SimRequestLogEntry, SimSwitches } from '../src/sim/types.js';
@@ -36,9 +37,7 @@ const ARRIVAL_JITTER_MS = SPACING_MS / 2;
 const CEILING_TOLERANCE = 1;
 
 let h: Harness | null = null;
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
+const cleanups = cleanupsAfterEach(async () => {
   await h?.close();
   h = null;
 });

@@ -3,7 +3,8 @@
  * mid-run while another source carries on, and overlapping backfills racing a live tick. Each ends in the
  * same check: the warehouse equals the simulator, record by record.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
+import { cleanupsAfterEach } from './helpers/cleanups.js';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,9 +19,7 @@ import { backfillDays, sleep, waitForBackfill } from './helpers/backfill.js';
 import { paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
 
 let h: Harness | null = null;
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
+const cleanups = cleanupsAfterEach(async () => {
   await h?.close();
   h = null;
 });

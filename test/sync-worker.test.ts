@@ -2,7 +2,8 @@
  * Workers and backfills on real BullMQ: several workers share a backfill without doing a window twice,
  * and a worker killed with SIGKILL mid-backfill loses nothing.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
+import { cleanupsAfterEach } from './helpers/cleanups.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { silentLogger } from '../src/log.js';
 import { createRuntime } from '../src/runtime.js';
@@ -13,9 +14,7 @@ import { createQueue } from '../jobs/queue.js';
 import { paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
 
 let h: Harness | null = null;
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
+const cleanups = cleanupsAfterEach(async () => {
   await h?.close();
   h = null;
 });

@@ -59,16 +59,15 @@ function seenOf(item: unknown): Seen | null {
   };
 }
 
+function pagingOf(o: CountOptions) {
+  return { size: o.pageSize, maxPages: o.maxPages, endpoint: o.endpoint, source: o.source };
+}
+
 /** Every distinct record of a query, by id (offset paging may repeat one); unreadable ones counted. */
 async function readAll(fetch: Fetch, query: Omit<ListQuery, 'page' | 'size'>, o: CountOptions) {
   const byId = new Map<string, Seen>();
   let unreadable = 0;
-  const pages = readPages((page) => fetch(query, page, o.pageSize), {
-    size: o.pageSize,
-    maxPages: o.maxPages,
-    endpoint: o.endpoint,
-    source: o.source,
-  });
+  const pages = readPages((page) => fetch(query, page, o.pageSize), pagingOf(o));
   for await (const page of pages) {
     for (const item of page.items) {
       const id = (item as { id?: unknown } | null)?.id;
@@ -155,12 +154,7 @@ export async function countTransfers(
   }
   const ids = new Set<string>();
   let anonymous = 0;
-  const pages = readPages((page) => client.listTransfers({ page, size: o.pageSize }), {
-    size: o.pageSize,
-    maxPages: o.maxPages,
-    endpoint: o.endpoint,
-    source: o.source,
-  });
+  const pages = readPages((page) => client.listTransfers({ page, size: o.pageSize }), pagingOf(o));
   for await (const page of pages) {
     for (const item of page.items) {
       const id = (item as { id?: unknown } | null)?.id;

@@ -5,6 +5,7 @@
  * window-run.ts. Every page it loads is committed before it returns; a failure leaves only whole pages.
  */
 import { loadPage } from '../warehouse/loader.js';
+import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validatePayments, type RejectedRecord } from '../upstream/schemas.js';
 import { paddedQuery, type Window } from './windows.js';
@@ -88,7 +89,7 @@ export async function readPaymentsWindow(
   const pages = readPages((page) => client.listPayments({ page, size: options.pageSize, ...query }), {
     size: options.pageSize,
     maxPages: options.maxPagesPerRead,
-    endpoint: source.scope === 'organisation' ? '/api/paiements/organisations' : '/api/paiements/api-key',
+    endpoint: source.scope === 'organisation' ? ENDPOINTS.paymentsByOrganisation : ENDPOINTS.paymentsByApiKey,
     source: source.name,
   });
   const out = emptyOutcome();

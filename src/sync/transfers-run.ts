@@ -8,6 +8,7 @@
  * when the distinct ids reach the service's `total` (where it sends one) and paging ended on evidence.
  */
 import { loadPage, recordWindow } from '../warehouse/loader.js';
+import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validateTransfers } from '../upstream/schemas.js';
 import type { SyncContext, WindowReport } from './context.js';
@@ -65,7 +66,7 @@ export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promi
   const pages = readPages((page) => client.listTransfers({ page, size: options.pageSize }), {
     size: options.pageSize,
     maxPages: options.maxPagesPerRead,
-    endpoint: '/api/transferts',
+    endpoint: ENDPOINTS.transfers,
     source: source.name,
   });
   const state: ScanState = {
