@@ -1,6 +1,6 @@
-/** The pack's cell rules, with no server: formula text neutralised, phone numbers kept, jsonb compacted. */
+/** The pack's cell rules, with no server: formula text neutralised, phone numbers kept (jsonb compaction: pack-csv.test.ts). */
 import { describe, expect, it } from '@jest/globals';
-import { compactJsonbText, isFormulaLike, neutralise } from '../src/reconcile/csv-cells.js';
+import { isFormulaLike, neutralise } from '../src/reconcile/csv-cells.js';
 
 describe('neutralise: spreadsheet formula injection (OWASP CSV injection)', () => {
   it.each([
@@ -27,18 +27,5 @@ describe('neutralise: spreadsheet formula injection (OWASP CSV injection)', () =
 
   it('writes null as the empty cell', () => {
     expect(neutralise(null)).toBe('');
-  });
-});
-
-describe('compactJsonbText', () => {
-  it.each([
-    ['{}', '{}'],
-    ['{"a": 1, "b": [1, 2]}', '{"a":1,"b":[1,2]}'],
-    ['{"note": "ligne 1\\nligne 2, \\"quoted\\": yes"}', '{"note":"ligne 1\\nligne 2, \\"quoted\\": yes"}'],
-    ['{"big": 12345678901234567890.123456789}', '{"big":12345678901234567890.123456789}'],
-    ['{"k\\\\": "v, w"}', '{"k\\\\":"v, w"}'],
-  ])('%s → %s', (input, output) => {
-    expect(compactJsonbText(input)).toBe(output);
-    expect(JSON.parse(compactJsonbText(input))).toEqual(JSON.parse(input));
   });
 });

@@ -74,6 +74,40 @@ describe('paysync migrate', () => {
     expect(rows).toHaveLength(files.length);
   });
 
+  it('009 keeps every published snapshot: the same records read back through reporting.export_snapshot', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'paysync-sql-'));
+    const url = urlFor(fresh('mig_snapshot'));
+    try {
+      const files = await readMigrations(defaultSqlDir());
+      for (const f of files.filter((f) => f.number <= 8))
+        await cp(join(defaultSqlDir(), f.name), join(dir, f.name));
+      await migrate(url, { sqlDir: dir });
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const snapshot = `SELECT day::text, stream, id, status, amount::text, updated_at::text
+                          FROM reporting.export_snapshot ORDER BY day, stream, id`;
+      try {
+        await client.query(
+          `INSERT INTO reporting.export_snapshot (day, stream, id, status, amount, updated_at)
+           SELECT DATE '2024-02-01' + (g % 3), CASE WHEN g % 2 = 0 THEN 'payments' ELSE 'transfers' END,
+                  'id_' || g, CASE WHEN g % 5 = 0 THEN 'PENDING' ELSE 'COMPLETE' END,
+                  (g * 1000 + 0.50)::numeric, TIMESTAMPTZ '2024-02-01T10:00:00Z' + g * interval '1 second'
+             FROM generate_series(1, 500) g`,
+        );
+        const before = (await client.query(snapshot)).rows;
+        expect(await migrate(url)).toMatchObject({ applied: ['009_export_snapshot_arrays.sql'] });
+        const after = (await client.query(snapshot)).rows;
+        expect(after).toHaveLength(500);
+        expect(after).toEqual(before); // amounts keep their exact text (1000.50, not 1000.5)
+        expect(after[0]).toMatchObject({ amount: expect.stringMatching(/\.50$/) });
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps the open-record partial indexes in step with the final statuses of the schemas', async () => {
     const sql = await readFile(join(defaultSqlDir(), '005_indexes.sql'), 'utf8');
     const quoted = (list: readonly string[]) => list.map((s) => `'${s}'`).join(', ');

@@ -9,6 +9,8 @@
  * E.164 shape) is left as it is, so finance can still search by number; a spreadsheet reads it as a
  * number or text, never as a formula.
  * Amounts and timestamps are produced by paysync itself (NUMERIC text, ISO 8601) and are not free text.
+ * The records files apply the same rule in SQL (neutraliseSql), as PostgreSQL writes those files itself;
+ * test/pack-csv.test.ts checks that both give the same cells.
  */
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -26,27 +28,12 @@ export function neutralise(cell: string | null): string {
 }
 
 /**
- * Postgres prints jsonb as `{"a": 1, "b": [1, 2]}`: a space after every `:` and `,` outside strings, and
- * nowhere else. This removes exactly those spaces, giving compact JSON while keeping every number's exact
- * text (parsing into JavaScript numbers could alter large or long decimals). Input must be jsonb output.
+ * `neutralise` as a SQL expression over a text expression, for the COPY that writes the records files.
+ * NULL and '' both give NULL, which COPY writes as the empty cell (it would quote an empty string).
  */
-export function compactJsonbText(text: string): string {
-  if (!text.includes(': ') && !text.includes(', ')) return text;
-  let out = '';
-  let inString = false;
-  let from = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x20) {
-      out += text.slice(from, i);
-      from = i + 1;
-    }
-  }
-  return out + text.slice(from);
+export function neutraliseSql(expr: string): string {
+  return (
+    `NULLIF(CASE WHEN ascii(${expr}) IN (61, 43, 45, 64, 9, 13) ` +
+    `AND ${expr} !~ '^\\+[0-9]{6,15}$' THEN '''' || ${expr} ELSE ${expr} END, '')`
+  );
 }

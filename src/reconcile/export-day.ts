@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import type { PoolClient } from 'pg';
 import type { Runtime } from '../runtime.js';
 import { dayWindow } from '../sync/windows.js';
-import { compactJsonbText, neutralise } from './csv-cells.js';
+import { neutralise } from './csv-cells.js';
 import {
   manifestText,
   readLatestManifest,
@@ -29,6 +29,7 @@ import {
 import {
   OPEN_RECORDS_SQL,
   PAYMENTS_FILE,
+  recordsCopySql,
   SNAPSHOT_DELETE_SQL,
   SNAPSHOT_INSERT_SQL,
   SUMMARY_HEADER,
@@ -55,18 +56,6 @@ export interface ExportResult {
 export interface ExportOptions {
   /** The clock deciding whether the settle horizon has passed (tests follow the simulator's). */
   now?: Date;
-}
-
-/** Makes the cell mapper of one file: free text neutralised, jsonb compacted. Mutates the row (speed). */
-export function cellsOf(file: PackFile): (row: unknown[]) => unknown[] {
-  const { freeText, json } = file;
-  return (row) => {
-    for (const i of freeText) {
-      const value = row[i] as string | null;
-      row[i] = neutralise(i === json && value !== null ? compactJsonbText(value) : value);
-    }
-    return row;
-  };
 }
 
 /** Removes what a killed export left behind (only ever hidden `.tmp-*` entries). Under the day lock. */
@@ -104,10 +93,14 @@ interface Written {
 }
 
 async function writeFiles(client: PoolClient, range: [Date, Date], dir: string): Promise<Written> {
+  const [start, end] = range.map((instant) => client.escapeLiteral(instant.toISOString())) as [
+    string,
+    string,
+  ];
   const csv = (file: PackFile) =>
     writeCsvFile(
       client,
-      { sql: file.sql, values: range, header: file.header, toCells: cellsOf(file) },
+      { sql: recordsCopySql(file, start, end), jsonColumn: file.json },
       join(dir, `${file.name}.csv`),
     );
   const payments = await csv(PAYMENTS_FILE);

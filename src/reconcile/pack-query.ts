@@ -1,72 +1,82 @@
 /**
  * The SQL of the reconciliation pack. Every query takes the day as the instant range [$1, $2) (the local
  * day's window in REPORT_TIMEZONE, computed by sync/windows.ts) and, where a day is stored, the day as
- * $3. Text is produced by Postgres where it is cheapest and exact: amounts are NUMERIC printed as stored,
+ * $3; the records files' COPY takes the same range as literals. Text is produced by Postgres where it is cheapest and exact: amounts are NUMERIC printed as stored,
  * timestamps are printed as the service writes them (ISO 8601 UTC with milliseconds), ids sort bytewise
  * (COLLATE "C") so the order never depends on the database's locale.
  */
+import { neutraliseSql } from './csv-cells.js';
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', ${ISO})`;
 
+/** One column of a records file: the service's field name (the header) and the SQL printing it. */
+interface PackColumn {
+  header: string;
+  sql: string;
+}
+
 export interface PackFile {
   name: 'payments' | 'transfers';
-  /** The service's own field names, in the service's order. */
-  header: readonly string[];
-  sql: string;
-  /** Indexes of the columns that hold free text (neutralised against formula injection). */
-  freeText: readonly number[];
-  /** Index of the jsonb column printed compactly, or -1. */
+  table: string;
+  columns: readonly PackColumn[];
+  /** Index of the jsonb column, printed compactly by pack-csv.ts, or -1. */
   json: number;
 }
 
+/** Free text from the service: neutralised against formula injection, NULL and '' both the empty cell. */
+const text = (header: string, expr: string = header): PackColumn => ({ header, sql: neutraliseSql(expr) });
+const exact = (header: string, sql: string): PackColumn => ({ header, sql });
+
 export const PAYMENTS_FILE: PackFile = {
   name: 'payments',
-  header: [
-    'id',
-    'reference',
-    'amount',
-    'description',
-    'status',
-    'transaction_type',
-    'phone',
-    'service_mobile_code',
-    'extra_data',
-    'createdAt',
-    'updatedAt',
-    'organization_id',
-    'api_key_id',
+  table: 'reporting.payments',
+  columns: [
+    text('id'),
+    text('reference'),
+    exact('amount', 'amount::text'),
+    text('description'),
+    text('status'),
+    text('transaction_type'),
+    text('phone'),
+    text('service_mobile_code'),
+    text('extra_data', 'extra_data::text'),
+    exact('createdAt', iso('created_at')),
+    exact('updatedAt', iso('updated_at')),
+    text('organization_id'),
+    text('api_key_id'),
   ],
-  sql: `SELECT id, reference, amount::text, description, status, transaction_type, phone, service_mobile_code,
-               extra_data::text, ${iso('created_at')}, ${iso('updated_at')}, organization_id, api_key_id
-          FROM reporting.payments
-         WHERE created_at >= $1 AND created_at < $2
-         ORDER BY created_at, id COLLATE "C"`,
-  freeText: [0, 1, 3, 4, 5, 6, 7, 8, 11, 12],
   json: 8,
 };
 
 export const TRANSFERS_FILE: PackFile = {
   name: 'transfers',
-  header: [
-    'id',
-    'reference',
-    'amount',
-    'name',
-    'phone',
-    'service_mobile_code',
-    'status',
-    'createdAt',
-    'updatedAt',
+  table: 'reporting.transfers',
+  columns: [
+    text('id'),
+    text('reference'),
+    exact('amount', 'amount::text'),
+    text('name'),
+    text('phone'),
+    text('service_mobile_code'),
+    text('status'),
+    exact('createdAt', iso('created_at')),
+    exact('updatedAt', iso('updated_at')),
   ],
-  sql: `SELECT id, reference, amount::text, name, phone, service_mobile_code, status,
-               ${iso('created_at')}, ${iso('updated_at')}
-          FROM reporting.transfers
-         WHERE created_at >= $1 AND created_at < $2
-         ORDER BY created_at, id COLLATE "C"`,
-  freeText: [0, 1, 3, 4, 5, 6],
   json: -1,
 };
+
+/**
+ * The COPY writing one records file: every record created in [start, end), ordered by createdAt then id.
+ * COPY takes no bind parameters, so the two instants come as SQL literals (escapeLiteral of an ISO text).
+ */
+export function recordsCopySql(file: PackFile, start: string, end: string): string {
+  const select = file.columns.map((c) => `${c.sql} AS "${c.header}"`).join(', ');
+  return `COPY (SELECT ${select} FROM ${file.table}
+                 WHERE created_at >= ${start}::timestamptz AND created_at < ${end}::timestamptz
+                 ORDER BY created_at, id COLLATE "C")
+          TO STDOUT WITH (FORMAT csv, HEADER)`;
+}
 
 /** The day's records of both streams, reduced to what a restatement compares. */
 const DAY_RECORDS = `
@@ -137,8 +147,11 @@ export const CHANGED_SINCE_SQL = `
         OR c.updated_at <> s.updated_at) AS changed`;
 
 /** $1: the day. */
-export const SNAPSHOT_DELETE_SQL = `DELETE FROM reporting.export_snapshot WHERE day = $1`;
+export const SNAPSHOT_DELETE_SQL = `DELETE FROM reporting.export_snapshot_days WHERE day = $1`;
 
+/** One row per stream with records (sql/009); read back through the view reporting.export_snapshot. */
 export const SNAPSHOT_INSERT_SQL = `
-  INSERT INTO reporting.export_snapshot (day, stream, id, status, amount, updated_at)
-  SELECT $3::date, stream, id, status, amount, updated_at FROM (${DAY_RECORDS}) r`;
+  INSERT INTO reporting.export_snapshot_days (day, stream, ids, statuses, amounts, updated_ats)
+  SELECT $3::date, stream, array_agg(id), array_agg(status), array_agg(amount), array_agg(updated_at)
+    FROM (${DAY_RECORDS}) r
+   GROUP BY stream`;
