@@ -126,9 +126,11 @@ export class PageTracker {
     if (index === 0) this.firstSignature = signature;
     this.previousSignature = signature;
     for (const item of page.items) {
-      const key = keyOf(item);
-      if (key.startsWith('json:')) this.anonymous += 1;
-      else this.seen.add(key);
+      const id = (item as { id?: unknown } | null)?.id;
+      // the id's own string, not a new key per record: a window's set holds up to 100k of them
+      if (typeof id === 'string') this.seen.add(id);
+      else if (typeof id === 'number') this.seen.add(String(id));
+      else this.anonymous += 1;
     }
     const { shape, total, totalPages, size } = page;
     const received = this.seen.size + this.anonymous;
