@@ -1,6 +1,11 @@
 /** The pack's cell rules, with no server: formula text neutralised, phone numbers kept (jsonb compaction: pack-csv.test.ts). */
 import { describe, expect, it } from '@jest/globals';
-import { isFormulaLike, neutralise } from '../src/reconcile/csv-cells.js';
+import {
+  FORMULA_FIRST_CHARACTERS,
+  isFormulaLike,
+  neutralise,
+  PHONE_DIGITS,
+} from '../src/reconcile/csv-cells.js';
 
 describe('neutralise: spreadsheet formula injection (OWASP CSV injection)', () => {
   it.each([
@@ -27,5 +32,23 @@ describe('neutralise: spreadsheet formula injection (OWASP CSV injection)', () =
 
   it('writes null as the empty cell', () => {
     expect(neutralise(null)).toBe('');
+  });
+});
+
+describe('the rule as constants (what pack-csv.ts applies to the bytes PostgreSQL writes)', () => {
+  it('a cell is formula-like exactly when it starts with one of FORMULA_FIRST_CHARACTERS', () => {
+    for (let code = 0; code < 0x250; code++) {
+      const first = String.fromCharCode(code);
+      const expected = (FORMULA_FIRST_CHARACTERS as readonly string[]).includes(first);
+      expect([first, isFormulaLike(`${first}x`)]).toEqual([first, expected]);
+    }
+  });
+
+  it('a phone number is + and PHONE_DIGITS.min to .max digits', () => {
+    const phone = (n: number) => `+${'9'.repeat(n)}`;
+    expect(isFormulaLike(phone(PHONE_DIGITS.min - 1))).toBe(true);
+    expect(isFormulaLike(phone(PHONE_DIGITS.min))).toBe(false);
+    expect(isFormulaLike(phone(PHONE_DIGITS.max))).toBe(false);
+    expect(isFormulaLike(phone(PHONE_DIGITS.max + 1))).toBe(true);
   });
 });

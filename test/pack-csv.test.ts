@@ -17,7 +17,13 @@ import { LosslessNumber } from 'lossless-json';
 import copyStreams from 'pg-copy-streams';
 import { neutralise } from '../src/reconcile/csv-cells.js';
 import { PackCsvTranscoder } from '../src/reconcile/pack-csv.js';
-import { PAYMENTS_FILE, recordsCopySql, TRANSFERS_FILE, type PackFile } from '../src/reconcile/pack-query.js';
+import {
+  PAYMENTS_FILE,
+  packCsvColumns,
+  recordsCopySql,
+  TRANSFERS_FILE,
+  type PackFile,
+} from '../src/reconcile/pack-query.js';
 import { writeCsvFile } from '../src/reconcile/pack-writer.js';
 import { loadPage } from '../src/warehouse/loader.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -165,7 +171,7 @@ async function written(file: PackFile): Promise<{ bytes: Buffer; rows: number; s
   try {
     const path = join(dir, `${file.name}-${Date.now()}.csv`);
     const sql = recordsCopySql(file, client.escapeLiteral(START), client.escapeLiteral(END));
-    const result = await writeCsvFile(client, { sql, jsonColumn: file.json }, path);
+    const result = await writeCsvFile(client, { sql, columns: packCsvColumns(file) }, path);
     return { ...result, bytes: await readFile(path) };
   } finally {
     client.release();
@@ -234,7 +240,7 @@ describe('records files written by COPY', () => {
       const path = join(dir, 'empty.csv');
       const none = client.escapeLiteral('2000-01-01T00:00:00Z');
       const sql = recordsCopySql(TRANSFERS_FILE, none, none);
-      const empty = await writeCsvFile(client, { sql, jsonColumn: -1 }, path);
+      const empty = await writeCsvFile(client, { sql, columns: packCsvColumns(TRANSFERS_FILE) }, path);
       expect(empty.rows).toBe(0);
       expect(await readFile(path, 'utf8')).toBe(
         `${TRANSFERS_FILE.columns.map((c) => c.header).join(',')}\r\n`,
@@ -265,12 +271,12 @@ describe('PackCsvTranscoder', () => {
     }
     const raw = Buffer.concat(parts);
     const whole = (() => {
-      const t = new PackCsvTranscoder(8);
+      const t = new PackCsvTranscoder(packCsvColumns(PAYMENTS_FILE));
       return Buffer.concat([t.transcode(raw), t.finish()]);
     })();
     expect(whole.includes('\r\n')).toBe(true);
     for (let cut = 1; cut < raw.length; cut += 7) {
-      const t = new PackCsvTranscoder(8);
+      const t = new PackCsvTranscoder(packCsvColumns(PAYMENTS_FILE));
       const out = Buffer.concat([
         t.transcode(raw.subarray(0, cut)),
         t.transcode(raw.subarray(cut)),
@@ -278,7 +284,7 @@ describe('PackCsvTranscoder', () => {
       ]);
       expect(out.equals(whole)).toBe(true);
     }
-    const t = new PackCsvTranscoder(8);
+    const t = new PackCsvTranscoder(packCsvColumns(PAYMENTS_FILE));
     const bytes: Buffer[] = [];
     for (let i = 0; i < raw.length; i++) bytes.push(t.transcode(raw.subarray(i, i + 1)));
     bytes.push(t.finish());
@@ -293,7 +299,7 @@ describe('PackCsvTranscoder', () => {
     ['{"k\\\\": "v, w"}', '{"k\\\\":"v, w"}'],
   ])('compacts jsonb text %s to %s (exact numbers, strings untouched)', (jsonb, compact) => {
     const csvField = (s: string) => `"${s.replace(/"/g, '""')}"`;
-    const t = new PackCsvTranscoder(1);
+    const t = new PackCsvTranscoder({ freeText: [0, 1, 2], json: 1 });
     const out = t.transcode(Buffer.from(`x,${csvField(jsonb)},y\n`));
     expect(out.toString()).toBe(`x,${csvField(compact)},y\r\n`);
     expect(t.records).toBe(1);

@@ -9,10 +9,16 @@
  * E.164 shape) is left as it is, so finance can still search by number; a spreadsheet reads it as a
  * number or text, never as a formula.
  * Amounts and timestamps are produced by paysync itself (NUMERIC text, ISO 8601) and are not free text.
- * The records files apply the same rule in SQL (neutraliseSql), as PostgreSQL writes those files itself;
- * test/pack-csv.test.ts checks that both give the same cells.
+ * The records files apply the same rule to the bytes PostgreSQL writes (pack-csv.ts), from the same
+ * constants; test/pack-csv.test.ts checks that both give the same cells.
  */
 
+/** The characters a formula cell can start with. */
+export const FORMULA_FIRST_CHARACTERS = ['=', '+', '-', '@', '\t', '\r'] as const;
+/** A phone number: `+` then this many digits (E.164). */
+export const PHONE_DIGITS = { min: 6, max: 15 } as const;
+
+// the same rule as the two constants above (test/csv-cells.test.ts holds them in step)
 const FORMULA_START = /^[=+\-@\t\r]/;
 const PHONE = /^\+\d{6,15}$/;
 
@@ -25,15 +31,4 @@ export function isFormulaLike(cell: string): boolean {
 export function neutralise(cell: string | null): string {
   if (cell === null) return '';
   return isFormulaLike(cell) ? `'${cell}` : cell;
-}
-
-/**
- * `neutralise` as a SQL expression over a text expression, for the COPY that writes the records files.
- * NULL and '' both give NULL, which COPY writes as the empty cell (it would quote an empty string).
- */
-export function neutraliseSql(expr: string): string {
-  return (
-    `NULLIF(CASE WHEN ascii(${expr}) IN (61, 43, 45, 64, 9, 13) ` +
-    `AND ${expr} !~ '^\\+[0-9]{6,15}$' THEN '''' || ${expr} ELSE ${expr} END, '')`
-  );
 }

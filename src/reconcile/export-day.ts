@@ -29,6 +29,7 @@ import {
 import {
   OPEN_RECORDS_SQL,
   PAYMENTS_FILE,
+  packCsvColumns,
   recordsCopySql,
   SNAPSHOT_DELETE_SQL,
   SNAPSHOT_INSERT_SQL,
@@ -100,7 +101,7 @@ async function writeFiles(client: PoolClient, range: [Date, Date], dir: string):
   const csv = (file: PackFile) =>
     writeCsvFile(
       client,
-      { sql: recordsCopySql(file, start, end), jsonColumn: file.json },
+      { sql: recordsCopySql(file, start, end), columns: packCsvColumns(file) },
       join(dir, `${file.name}.csv`),
     );
   const payments = await csv(PAYMENTS_FILE);

@@ -5,7 +5,7 @@
  * timestamps are printed as the service writes them (ISO 8601 UTC with milliseconds), ids sort bytewise
  * (COLLATE "C") so the order never depends on the database's locale.
  */
-import { neutraliseSql } from './csv-cells.js';
+import type { PackCsvColumns } from './pack-csv.js';
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', ${ISO})`;
@@ -14,6 +14,8 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', ${ISO})`;
 interface PackColumn {
   header: string;
   sql: string;
+  /** Free text from the service, neutralised by pack-csv.ts. */
+  freeText: boolean;
 }
 
 export interface PackFile {
@@ -24,9 +26,13 @@ export interface PackFile {
   json: number;
 }
 
-/** Free text from the service: neutralised against formula injection, NULL and '' both the empty cell. */
-const text = (header: string, expr: string = header): PackColumn => ({ header, sql: neutraliseSql(expr) });
-const exact = (header: string, sql: string): PackColumn => ({ header, sql });
+/** Free text from the service: '' sent as NULL (COPY would quote it; the pack writes the empty cell). */
+const text = (header: string, expr: string = header): PackColumn => ({
+  header,
+  sql: `NULLIF(${expr}, '')`,
+  freeText: true,
+});
+const exact = (header: string, sql: string): PackColumn => ({ header, sql, freeText: false });
 
 export const PAYMENTS_FILE: PackFile = {
   name: 'payments',
@@ -65,6 +71,12 @@ export const TRANSFERS_FILE: PackFile = {
   ],
   json: -1,
 };
+
+/** What pack-csv.ts needs to know of a records file's columns. */
+export function packCsvColumns(file: PackFile): PackCsvColumns {
+  const freeText = file.columns.flatMap((c, i) => (c.freeText ? [i] : []));
+  return { freeText, json: file.json };
+}
 
 /**
  * The COPY writing one records file: every record created in [start, end), ordered by createdAt then id.

@@ -1,7 +1,8 @@
 /**
  * Writes the pack's CSV files.
  * - The day's records: PostgreSQL writes the CSV itself (`COPY (query) TO STDOUT WITH (FORMAT csv,
- *   HEADER)`), streamed through pack-csv.ts (CRLF record ends, compact jsonb) into the file, hashing as
+ *   HEADER)`), streamed through pack-csv.ts (CRLF record ends, neutralised free text, compact jsonb) into
+ *   the file, hashing as
  *   it goes. Memory stays flat whatever the day's size: the stream holds a few chunks, and backpressure
  *   from the file holds the connection back. (It was a cursor → csv-stringify pipeline: PostgreSQL's
  *   COPY makes the 200k-payment export about 3x faster; see bench/export.ts.)
@@ -16,7 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify/sync';
 import type { PoolClient } from 'pg';
 import copyStreams from 'pg-copy-streams';
-import { PackCsvStream } from './pack-csv.js';
+import { PackCsvStream, type PackCsvColumns } from './pack-csv.js';
 
 export interface WrittenFile {
   rows: number;
@@ -27,13 +28,13 @@ export interface WrittenFile {
 export interface CopyCsv {
   /** `COPY (…) TO STDOUT WITH (FORMAT csv, HEADER)`. */
   sql: string;
-  /** Index of the jsonb column to compact, or -1. */
-  jsonColumn: number;
+  /** The free-text columns to neutralise and the jsonb column to compact. */
+  columns: PackCsvColumns;
 }
 
 /** Streams one COPY's CSV into `path`, flushed to disk before it returns. */
 export async function writeCsvFile(client: PoolClient, copy: CopyCsv, path: string): Promise<WrittenFile> {
-  const pack = new PackCsvStream(copy.jsonColumn);
+  const pack = new PackCsvStream(copy.columns);
   await pipeline(
     client.query(copyStreams.to(copy.sql)),
     pack,
