@@ -6,7 +6,8 @@
  *   npm run bench -- --payments 300000 --only backfill,memory,scale,idle,naive,export
  * Needs PostgreSQL and Redis (DATABASE_URL names the server; each scenario makes its own database).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { cpus, totalmem } from 'node:os';
@@ -17,7 +18,9 @@ import {
   withSimAndDatabase,
   type BackfillSpec,
 } from './lib/backfill.js';
+import { describeCpu } from './lib/cpu.js';
 import { idleTick } from './lib/idle-tick.js';
+import { topSelfTime } from './lib/profile-summary.js';
 import { naiveVersusLoader } from './lib/naive.js';
 import { renderTable, seconds, type Row } from './lib/table.js';
 
@@ -40,11 +43,41 @@ function parseOptions(argv: string[]): Options {
 
 const rows: Row[] = [];
 const say = (line: string) => process.stdout.write(`${line}\n`);
+/** For each backfill goal not met: where its time went, printed after the table. */
+const whereTimeGoes: string[] = [];
+
+/** The worker CPU profiles written since `sinceMs` (BENCH_CPU_PROF), largest first. */
+function newProfiles(sinceMs: number): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir || !existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(dir, f))
+    .filter((f) => statSync(f).mtimeMs >= sinceMs)
+    .sort((a, b) => statSync(b).size - statSync(a).size);
+}
+
+function explain(label: string, cpuLine: string, sinceMs: number): void {
+  const lines = [`${label}: ${cpuLine}`];
+  const [profile] = newProfiles(sinceMs);
+  if (profile) {
+    lines.push(`  worker profile ${profile}, self time:`);
+    for (const p of topSelfTime(profile, 12)) {
+      lines.push(
+        `    ${(100 * p.share).toFixed(1).padStart(5)}%  ${p.ms.toFixed(0).padStart(6)} ms  ${p.what}`,
+      );
+    }
+  } else {
+    lines.push("  (run with BENCH_CPU_PROF=DIR to add the worker's CPU profile here)");
+  }
+  whereTimeGoes.push(lines.join('\n'));
+}
 
 async function backfillScenario(label: string, spec: BackfillSpec): Promise<number> {
   say(
     `\n== ${label}: ${spec.payments} payments over ${spec.days} days, page ${spec.pageSize}${spec.pageCap ? `, service cap ${spec.pageCap}` : ''}, ${spec.shape ?? 'wrapper'} responses`,
   );
+  const startedMs = Date.now();
   return withSimAndDatabase(spec, async (sim, databaseUrl) => {
     const bare = await bareHttpLoop(sim.url, spec);
     say(`  bare HTTP loop (fetch + JSON.parse only): ${seconds(bare.seconds)} for ${bare.items} items`);
@@ -52,10 +85,13 @@ async function backfillScenario(label: string, spec: BackfillSpec): Promise<numb
     say(
       `  paysync backfill, ${spec.workers} worker(s): ${seconds(figures.seconds)}, ${figures.rows} rows, ${figures.jobs} jobs, ${figures.windows} windows run ${figures.windowRuns} times, peak RSS ${figures.peakRssMb} MB`,
     );
+    const cpuLine = describeCpu(figures.cpu, figures.seconds);
+    say(`  ${cpuLine}`);
     const copy = await psqlCopyBaseline(databaseUrl);
     say(`  psql \\copy of the same rows into an empty identical table: ${seconds(copy.seconds)}`);
     const slower = Math.max(bare.seconds, copy.seconds);
     const ratio = figures.seconds / slower;
+    if (ratio > 1.5) explain(label, cpuLine, startedMs);
     rows.push({
       scenario: label,
       paysync: `${seconds(figures.seconds)} (${Math.round(figures.rows / figures.seconds)} rows/s)`,
@@ -119,6 +155,10 @@ async function main(): Promise<void> {
   say('\n' + renderTable(rows));
   const unmet = rows.filter((r) => r.met === false).length;
   say(unmet ? `\n${unmet} goal(s) not met: see the scenario lines above.` : '\nevery goal met.');
+  if (whereTimeGoes.length) {
+    say('\nWhere the backfill time goes (README "Benchmark figures" says what would be needed):');
+    say(whereTimeGoes.join('\n'));
+  }
 }
 
 async function runAndTime(spec: BackfillSpec): Promise<number> {

@@ -65,6 +65,33 @@ describe('a live tick copies the service exactly', () => {
   });
 });
 
+describe('pages are loaded in batches of PAGE_SIZE', () => {
+  it('a read that fails part-way keeps the pages it read, even when they were still short of a batch', async () => {
+    // capped at 10 a page with PAGE_SIZE 100, page 0 waits for nine more before it is written; then page 1
+    // repeats page 0 (the service ignores `page`) and the read fails: page 0's records must still be stored
+    h = await startHarness({
+      name: 'batch',
+      sim: { switches: { pageCap: 10, ignorePage: true } },
+      env: { PAGE_SIZE: '100' },
+    });
+    const deps = h.runtime.syncContext(h.settings.sources[0]!);
+    const { windows } = await tickPayments(deps);
+    expect(windows.some((w) => w.outcome !== 'complete')).toBe(true);
+    const { rows } = await h.runtime.pool.query<{ id: string; amount: string; status: string }>(
+      'SELECT id, amount::text, status FROM reporting.payments',
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    const truth = new Map(h.sim.payments(h.org).map((p) => [p.id, p]));
+    for (const row of rows) {
+      expect(truth.has(row.id)).toBe(true);
+      expect(row.status).toBe(truth.get(row.id)?.status);
+    }
+    h.sim.setSwitches({ pageCap: null, ignorePage: false });
+    await tickAll(h);
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+});
+
 describe('status changes and late records', () => {
   it('picks up status changes after time passes and records each transition once in the history', async () => {
     h = await startHarness({ name: 'status' });

@@ -18,6 +18,7 @@ import { migrate } from '../../src/warehouse/migrate.js';
 import { createPool } from '../../src/warehouse/pool.js';
 import { createQueue } from '../../jobs/queue.js';
 import { dropBenchDatabase } from '../bench-db.js';
+import { postgresCpuSeconds, processCpuSeconds, type CpuSplit } from './cpu.js';
 import { startSimProcess, startWorkerProcess, type SimProc } from './processes.js';
 
 export interface BackfillSpec {
@@ -37,6 +38,8 @@ export interface BackfillFigures {
   windowRuns: number;
   windows: number;
   peakRssMb: number;
+  /** CPU seconds each part used between the enqueue and the last window done (workers summed). */
+  cpu: CpuSplit;
 }
 
 export const BENCH_KEY = 'bench-key-not-secret';
@@ -96,6 +99,12 @@ export async function runBackfill(
   try {
     // the clock starts once every worker is connected: process start-up is not sync work
     while ((await queue.getWorkers()).length < spec.workers) await new Promise((r) => setTimeout(r, 50));
+    const cpuNow = (): CpuSplit => ({
+      worker: workers.reduce((sum, w) => sum + processCpuSeconds(w.pid), 0),
+      postgres: postgresCpuSeconds(),
+      simulator: processCpuSeconds(sim.pid),
+    });
+    const cpuBefore = cpuNow();
     const started = process.hrtime.bigint();
     await enqueueBackfill(queue, jobs);
     for (;;) {
@@ -105,6 +114,12 @@ export async function runBackfill(
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const cpuAfter = cpuNow();
+    const cpu: CpuSplit = {
+      worker: cpuAfter.worker - cpuBefore.worker,
+      postgres: cpuAfter.postgres - cpuBefore.postgres,
+      simulator: cpuAfter.simulator - cpuBefore.simulator,
+    };
     const peakRssMb = Math.max(...workers.map((w) => w.peakRssMb()));
     const pool = createPool(databaseUrl);
     const { rows } = await pool.query<{ rows: number; runs: number; windows: number }>(
@@ -114,7 +129,15 @@ export async function runBackfill(
     );
     await pool.end();
     const r = rows[0]!;
-    return { seconds, rows: r.rows, jobs: jobs.length, windowRuns: r.runs, windows: r.windows, peakRssMb };
+    return {
+      seconds,
+      rows: r.rows,
+      jobs: jobs.length,
+      windowRuns: r.runs,
+      windows: r.windows,
+      peakRssMb,
+      cpu,
+    };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
     const keys = await redis.keys(`${settings.PAYSYNC_QUEUE_PREFIX}*`);
