@@ -83,7 +83,7 @@ async function backfillScenario(label: string, spec: BackfillSpec): Promise<numb
     say(`  bare HTTP loop (fetch + JSON.parse only): ${seconds(bare.seconds)} for ${bare.items} items`);
     const figures = await runBackfill(spec, sim, databaseUrl);
     say(
-      `  paysync backfill, ${spec.workers} worker(s): ${seconds(figures.seconds)}, ${figures.rows} rows, ${figures.jobs} jobs, ${figures.windows} windows run ${figures.windowRuns} times, peak RSS ${figures.peakRssMb} MB`,
+      `  paysync backfill, ${spec.workers} worker(s): ${seconds(figures.seconds)}, ${figures.rows} rows (the service holds ${figures.serviceRows}), ${figures.jobs} jobs, ${figures.windows} windows run ${figures.windowRuns} times, peak RSS ${figures.peakRssMb} MB`,
     );
     const cpuLine = describeCpu(figures.cpu, figures.seconds);
     say(`  ${cpuLine}`);

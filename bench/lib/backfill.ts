@@ -40,6 +40,16 @@ export interface BackfillFigures {
   peakRssMb: number;
   /** CPU seconds each part used between the enqueue and the last window done (workers summed). */
   cpu: CpuSplit;
+  /** The valid payments the simulator holds: the warehouse must end with exactly these. */
+  serviceRows: number;
+}
+
+/** The simulator's own count of the (valid) payments it serves, from its control route. */
+async function servicePayments(simUrl: string): Promise<number> {
+  const state = (await (await fetch(`${simUrl}/__sim/state`)).json()) as {
+    counts: Record<string, { payments: number }>;
+  };
+  return Object.values(state.counts).reduce((sum, c) => sum + c.payments, 0);
 }
 
 export const BENCH_KEY = 'bench-key-not-secret';
@@ -129,6 +139,13 @@ export async function runBackfill(
     );
     await pool.end();
     const r = rows[0]!;
+    const serviceRows = await servicePayments(sim.url);
+    if (r.rows !== serviceRows) {
+      throw new Error(
+        `backfill of ${spec.payments} payments with ${spec.workers} worker(s): the warehouse holds ${r.rows} ` +
+          `payments but the service ${serviceRows}; a record was lost or doubled`,
+      );
+    }
     return {
       seconds,
       rows: r.rows,
@@ -137,6 +154,7 @@ export async function runBackfill(
       windows: r.windows,
       peakRssMb,
       cpu,
+      serviceRows,
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));

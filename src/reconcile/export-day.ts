@@ -1,7 +1,8 @@
 /**
  * Writes (or restates) one day's reconciliation pack. What it guarantees:
- * - Everything the pack says is read in one REPEATABLE READ transaction: the CSVs, the summary, the state
- *   and the restatement diff describe the same instant of the warehouse.
+ * - Everything the pack says is read in one REPEATABLE READ snapshot: the CSVs, the summary, the state and
+ *   the restatement diff describe the same instant of the warehouse. (The records files are written on a
+ *   second connection that imports the export transaction's snapshot, while the first does the rest.)
  * - Files are written into a hidden temporary folder of the day and only published by renaming that
  *   folder to `vN`, then the day's top manifest is replaced (written last). A killed export leaves at most
  *   a `.tmp-*` folder, which the next export of the day removes; a reader never sees a partial file.
@@ -11,7 +12,7 @@
  */
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { PoolClient } from 'pg';
+import pg, { type PoolClient } from 'pg';
 import type { Runtime } from '../runtime.js';
 import { dayWindow } from '../sync/windows.js';
 import { neutralise } from './csv-cells.js';
@@ -93,19 +94,50 @@ interface Written {
   totals: Manifest['totals'];
 }
 
-async function writeFiles(client: PoolClient, range: [Date, Date], dir: string): Promise<Written> {
-  const [start, end] = range.map((instant) => client.escapeLiteral(instant.toISOString())) as [
-    string,
-    string,
-  ];
-  const csv = (file: PackFile) =>
-    writeCsvFile(
-      client,
-      { sql: recordsCopySql(file, start, end), columns: packCsvColumns(file) },
-      join(dir, `${file.name}.csv`),
-    );
-  const payments = await csv(PAYMENTS_FILE);
-  const transfers = await csv(TRANSFERS_FILE);
+type RecordFiles = Pick<Written['files'], 'payments' | 'transfers'>;
+
+/**
+ * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the
+ * export's snapshot (`SET TRANSACTION SNAPSHOT`): the same instant as everything else in the pack, while
+ * the export's own connection computes the summary, the restatement and the next snapshot at the same
+ * time (on two cores, a 200k-payment day's export no longer waits for those 0.3 s after the COPY).
+ */
+async function writeRecordFiles(
+  databaseUrl: string,
+  snapshot: string,
+  range: [Date, Date],
+  dir: string,
+): Promise<RecordFiles> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'paysync export' });
+  await client.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    await client.query(`SET TRANSACTION SNAPSHOT ${client.escapeLiteral(snapshot)}`);
+    const [start, end] = range.map((instant) => client.escapeLiteral(instant.toISOString())) as [
+      string,
+      string,
+    ];
+    const csv = (file: PackFile) =>
+      writeCsvFile(
+        client,
+        { sql: recordsCopySql(file, start, end), columns: packCsvColumns(file) },
+        join(dir, `${file.name}.csv`),
+      );
+    const payments = await csv(PAYMENTS_FILE);
+    const transfers = await csv(TRANSFERS_FILE);
+    await client.query('COMMIT');
+    return { payments, transfers };
+  } finally {
+    await client.end();
+  }
+}
+
+/** summary.csv and the stream totals the manifest quotes, from the same query. */
+async function writeSummary(
+  client: PoolClient,
+  range: [Date, Date],
+  dir: string,
+): Promise<{ summary: WrittenFile; totals: Manifest['totals'] }> {
   const { rows } = await client.query({ text: SUMMARY_SQL, values: range, rowMode: 'array' });
   const cells = (rows as unknown[][]).map((r) => r.map((v) => (typeof v === 'string' ? neutralise(v) : v)));
   const summary = await writeSmallCsv(cells, SUMMARY_HEADER, join(dir, 'summary.csv'));
@@ -113,10 +145,7 @@ async function writeFiles(client: PoolClient, range: [Date, Date], dir: string):
     const row = (rows as unknown[][]).find((r) => r[0] === 'stream_total' && r[1] === stream);
     return { records: (row?.[5] as number) ?? 0, amount: (row?.[6] as string) ?? '0' };
   };
-  return {
-    files: { payments, transfers, summary },
-    totals: { payments: total('payments'), transfers: total('transfers') },
-  };
+  return { summary, totals: { payments: total('payments'), transfers: total('transfers') } };
 }
 
 async function stateOf(
@@ -161,11 +190,19 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
   const { day, range, dayDir, now } = job;
   const temp = await mkdtemp(join(dayDir, '.tmp-'));
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+  let recordFiles: Promise<RecordFiles> | undefined;
   try {
-    const written = await writeFiles(client, range, temp);
-    const counts = { payments: written.files.payments.rows, transfers: written.files.transfers.rows };
+    const { rows } = await client.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
+    recordFiles = writeRecordFiles(runtime.settings.DATABASE_URL, rows[0]!.snapshot, range, temp);
+    recordFiles.catch(() => undefined); // awaited below; meanwhile this connection does the rest
+    const { summary, totals } = await writeSummary(client, range, temp);
     const latest = await readLatestManifest(dayDir);
-    if (latest && sameContent(latest, written.files)) {
+    // compared with the previous version's snapshot before it is replaced; both undone if nothing changed
+    const restatement = latest ? await changesSinceSnapshot(client, range, day, latest.version) : null;
+    await replaceSnapshot(client, range, day);
+    const files = { ...(await recordFiles), summary };
+    const counts = { payments: files.payments.rows, transfers: files.transfers.rows };
+    if (latest && sameContent(latest, files)) {
       await client.query('ROLLBACK');
       await rm(temp, { recursive: true, force: true });
       const dir = join(dayDir, versionDir(latest.version));
@@ -187,32 +224,37 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
       generatedAt: new Date().toISOString(),
       ...(await stateOf(client, range, runtime.settings.SETTLE_HORIZON, now)),
       files: {
-        payments: { path: 'payments.csv', ...written.files.payments },
-        transfers: { path: 'transfers.csv', ...written.files.transfers },
-        summary: { path: 'summary.csv', ...written.files.summary },
+        payments: { path: 'payments.csv', ...files.payments },
+        transfers: { path: 'transfers.csv', ...files.transfers },
+        summary: { path: 'summary.csv', ...files.summary },
       },
-      totals: written.totals,
+      totals,
       reconcile: await latestReconcile(client, day),
-      restatement: latest ? await changesSinceSnapshot(client, range, day, latest.version) : null,
+      restatement,
     };
     await replaceFileAtomically(join(temp, 'manifest.json'), manifestText(manifest));
     const dir = join(dayDir, versionDir(version));
     await rename(temp, dir);
-    await recordVersion(client, range, manifest);
+    await recordVersion(client, manifest);
     await client.query('COMMIT');
     await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(topManifest(manifest)));
     const restated = latest !== null;
     return { day, version, dir, restated, unchanged: false, state: manifest.state, counts };
   } catch (error) {
+    await recordFiles?.catch(() => undefined); // never leave the other connection writing behind us
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
 }
 
-/** The version's ledger row and the snapshot the next restatement is compared with. */
-async function recordVersion(client: PoolClient, range: [Date, Date], m: Manifest): Promise<void> {
-  await client.query(SNAPSHOT_DELETE_SQL, [m.day]);
-  await client.query(SNAPSHOT_INSERT_SQL, [...range, m.day]);
+/** The snapshot the next restatement is compared with: the day's records as this version has them. */
+async function replaceSnapshot(client: PoolClient, range: [Date, Date], day: string): Promise<void> {
+  await client.query(SNAPSHOT_DELETE_SQL, [day]);
+  await client.query(SNAPSHOT_INSERT_SQL, [...range, day]);
+}
+
+/** The version's ledger row. */
+async function recordVersion(client: PoolClient, m: Manifest): Promise<void> {
   await client.query(
     `INSERT INTO reporting.export_versions
        (day, version, time_zone, generated_at, final, payments, transfers, manifest)

@@ -15,7 +15,7 @@ import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify/sync';
-import type { PoolClient } from 'pg';
+import type { ClientBase } from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { PackCsvStream, type PackCsvColumns } from './pack-csv.js';
 
@@ -33,7 +33,7 @@ export interface CopyCsv {
 }
 
 /** Streams one COPY's CSV into `path`, flushed to disk before it returns. */
-export async function writeCsvFile(client: PoolClient, copy: CopyCsv, path: string): Promise<WrittenFile> {
+export async function writeCsvFile(client: ClientBase, copy: CopyCsv, path: string): Promise<WrittenFile> {
   const pack = new PackCsvStream(copy.columns);
   await pipeline(
     client.query(copyStreams.to(copy.sql)),
