@@ -57,11 +57,11 @@ function newProfiles(sinceMs: number): string[] {
     .sort((a, b) => statSync(b).size - statSync(a).size);
 }
 
-function explain(label: string, cpu: CpuSplit, wall: number, goalWall: number, sinceMs: number): void {
+function explain(label: string, cpu: CpuSplit, cpuLine: string, goalWall: number, sinceMs: number): void {
   const used = cpu.worker + cpu.postgres + cpu.simulator;
   const budget = cpus().length * goalWall;
   const lines = [
-    `${label}: ${describeCpu(cpu, wall)}`,
+    `${label}: ${cpuLine}`,
     `  to meet the goal (${seconds(goalWall)}) these ${cpus().length} cores allow ${seconds(budget)} of CPU in all: ` +
       `${Math.round((100 * budget) / used)}% of what this backfill used`,
   ];
@@ -97,7 +97,7 @@ async function backfillScenario(label: string, spec: BackfillSpec): Promise<numb
     say(`  psql \\copy of the same rows into an empty identical table: ${seconds(copy.seconds)}`);
     const slower = Math.max(bare.seconds, copy.seconds);
     const ratio = figures.seconds / slower;
-    if (ratio > 1.5) explain(label, figures.cpu, figures.seconds, 1.5 * slower, startedMs);
+    if (ratio > 1.5) explain(label, figures.cpu, cpuLine, 1.5 * slower, startedMs);
     rows.push({
       scenario: label,
       paysync: `${seconds(figures.seconds)} (${Math.round(figures.rows / figures.seconds)} rows/s)`,

@@ -18,7 +18,7 @@ import { migrate } from '../../src/warehouse/migrate.js';
 import { createPool } from '../../src/warehouse/pool.js';
 import { createQueue } from '../../jobs/queue.js';
 import { dropBenchDatabase } from '../bench-db.js';
-import { postgresCpuSeconds, processCpuSeconds, type CpuSplit } from './cpu.js';
+import { cpuMeter, type CpuSplit } from './cpu.js';
 import { startSimProcess, startWorkerProcess, type SimProc } from './processes.js';
 
 export interface BackfillSpec {
@@ -109,12 +109,10 @@ export async function runBackfill(
   try {
     // the clock starts once every worker is connected: process start-up is not sync work
     while ((await queue.getWorkers()).length < spec.workers) await new Promise((r) => setTimeout(r, 50));
-    const cpuNow = (): CpuSplit => ({
-      worker: workers.reduce((sum, w) => sum + processCpuSeconds(w.pid), 0),
-      postgres: postgresCpuSeconds(),
-      simulator: processCpuSeconds(sim.pid),
-    });
-    const cpuBefore = cpuNow();
+    const cpuSinceStart = cpuMeter(
+      workers.map((w) => w.pid),
+      sim.pid,
+    );
     const started = process.hrtime.bigint();
     await enqueueBackfill(queue, jobs);
     for (;;) {
@@ -124,12 +122,7 @@ export async function runBackfill(
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const cpuAfter = cpuNow();
-    const cpu: CpuSplit = {
-      worker: cpuAfter.worker - cpuBefore.worker,
-      postgres: cpuAfter.postgres - cpuBefore.postgres,
-      simulator: cpuAfter.simulator - cpuBefore.simulator,
-    };
+    const cpu = cpuSinceStart();
     const peakRssMb = Math.max(...workers.map((w) => w.peakRssMb()));
     const pool = createPool(databaseUrl);
     const { rows } = await pool.query<{ rows: number; runs: number; windows: number }>(

@@ -39,6 +39,24 @@ export interface CpuSplit {
   simulator: number;
 }
 
+/** Starts measuring: the returned function gives the CPU each part has used since. */
+export function cpuMeter(workerPids: readonly number[], simulatorPid: number): () => CpuSplit {
+  const now = (): CpuSplit => ({
+    worker: workerPids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
+    postgres: postgresCpuSeconds(),
+    simulator: processCpuSeconds(simulatorPid),
+  });
+  const start = now();
+  return () => {
+    const end = now();
+    return {
+      worker: end.worker - start.worker,
+      postgres: end.postgres - start.postgres,
+      simulator: end.simulator - start.simulator,
+    };
+  };
+}
+
 /** One line: each process's CPU, the total, and how busy that kept the machine's cores. */
 export function describeCpu(split: CpuSplit, wallSeconds: number): string {
   const total = split.worker + split.postgres + split.simulator;

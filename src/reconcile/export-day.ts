@@ -89,12 +89,7 @@ async function nextVersion(
   return Math.max(latest?.version ?? 0, rows[0]?.version ?? 0, ...onDisk) + 1;
 }
 
-interface Written {
-  files: Record<PackFileName, WrittenFile>;
-  totals: Manifest['totals'];
-}
-
-type RecordFiles = Pick<Written['files'], 'payments' | 'transfers'>;
+type RecordFiles = Record<Exclude<PackFileName, 'summary'>, WrittenFile>;
 
 /**
  * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the

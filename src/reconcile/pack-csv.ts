@@ -176,16 +176,16 @@ export class PackCsvStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.write_(this.transcoder.transcode(chunk));
+    this.pushCounted(this.transcoder.transcode(chunk));
     done();
   }
 
   override _flush(done: TransformCallback): void {
-    this.write_(this.transcoder.finish());
+    this.pushCounted(this.transcoder.finish());
     done();
   }
 
-  private write_(buffer: Buffer): void {
+  private pushCounted(buffer: Buffer): void {
     if (buffer.length === 0) return;
     this.hash.update(buffer);
     this.bytes += buffer.length;

@@ -1,9 +1,10 @@
 /**
  * The SQL of the reconciliation pack. Every query takes the day as the instant range [$1, $2) (the local
  * day's window in REPORT_TIMEZONE, computed by sync/windows.ts) and, where a day is stored, the day as
- * $3; the records files' COPY takes the same range as literals. Text is produced by Postgres where it is cheapest and exact: amounts are NUMERIC printed as stored,
- * timestamps are printed as the service writes them (ISO 8601 UTC with milliseconds), ids sort bytewise
- * (COLLATE "C") so the order never depends on the database's locale.
+ * $3; the records files' COPY takes the same range as literals. Text is produced by Postgres where it is
+ * cheapest and exact: amounts are NUMERIC printed as stored, timestamps are printed as the service writes
+ * them (ISO 8601 UTC with milliseconds), ids sort bytewise (COLLATE "C") so the order never depends on the
+ * database's locale.
  */
 import type { PackCsvColumns } from './pack-csv.js';
 

@@ -97,6 +97,7 @@ export async function readPaymentsWindow(
   // Pages are loaded in batches of at least PAGE_SIZE records: a service that caps its pages (at 100, say)
   // would otherwise cost one statement per small page (bench: capped backfill).
   let batch: { records: Payment[]; rejects: RejectedRecord[] } = { records: [], rejects: [] };
+  const batched = () => batch.records.length + batch.rejects.length;
   const load = () => {
     const { records, rejects } = batch;
     batch = { records: [], rejects: [] };
@@ -134,7 +135,7 @@ export async function readPaymentsWindow(
       );
       batch.records.push(...valid);
       batch.rejects.push(...rejects);
-      if (batch.records.length + batch.rejects.length < options.pageSize) continue;
+      if (batched() < options.pageSize) continue;
       await loading; // at most one batch being written while the next page is fetched
       loading = load();
       loading.catch(() => undefined); // surfaced by the await below; avoids an unhandled rejection meanwhile
@@ -143,10 +144,10 @@ export async function readPaymentsWindow(
   } finally {
     await loading.catch(() => undefined);
     // what was read before a failure is kept (whole pages); the window is read again anyway
-    if (readFailed && batch.records.length + batch.rejects.length > 0) await load().catch(() => undefined);
+    if (readFailed && batched() > 0) await load().catch(() => undefined);
   }
   await loading;
-  if (batch.records.length + batch.rejects.length > 0) await load();
+  if (batched() > 0) await load();
   return out;
 }
 
