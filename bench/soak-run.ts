@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { parseSettings } from '../src/config/settings.js';
+import { PAUSE_ANNOUNCEMENT } from '../src/pause-point.js';
 import { connectRedis } from '../src/runtime.js';
 import { mix32, mulberry32 } from '../src/sim/prng.js';
 import { startSimulator } from '../src/sim/server.js';
@@ -36,8 +37,8 @@ export interface SoakOptions {
   perDay?: number;
   /** Gives up on a backfill after this long (default 120 s). */
   timeoutMs?: number;
-  /** Overrides the seeded choice of killing a first export attempt. */
-  killExport?: boolean;
+  /** Overrides the seeded choice of killing a first export attempt (true: at the seeded point). */
+  killExport?: boolean | ExportPausePoint;
 }
 
 export interface SoakResult {
@@ -49,6 +50,8 @@ export interface SoakResult {
   /** Kills that landed while a window job was active. */
   killsMidJob: number;
   exportKilled: boolean;
+  /** The pause point the export was killed at. */
+  exportKilledAt?: string;
   /** Jobs that failed after the kills (e.g. stalled twice) and were re-run by re-enqueueing the range. */
   failedThenRerun: number;
   tmpLeftovers: number;
@@ -118,11 +121,15 @@ interface CrashPlan {
   shape: 'wrapper' | 'array';
   /** Delay after a window job starts before each worker kill (one or two kills). */
   killDelaysMs: number[];
-  /** Delay after spawning before the first export attempt is killed; null: it is not killed. */
-  exportKillMs: number | null;
+  /** Where the first export attempt is paused and killed (a named pause point); null: it is not killed. */
+  exportKillAt: ExportPausePoint | null;
 }
 
-export function crashPlan(seed: number, killExport?: boolean): CrashPlan {
+/** The export's pause points (src/reconcile/export-day.ts): files written, manifest written, folder renamed. */
+const EXPORT_PAUSE_POINTS = ['export:files-written', 'export:before-publish', 'export:after-rename'] as const;
+export type ExportPausePoint = (typeof EXPORT_PAUSE_POINTS)[number];
+
+export function crashPlan(seed: number, killExport?: boolean | ExportPausePoint): CrashPlan {
   const rng = mulberry32(mix32(seed, 0x736f616b));
   const draws = Array.from({ length: 6 }, () => rng());
   const [slow, shape, twice, first, second, exportAt] = draws as [
@@ -139,8 +146,12 @@ export function crashPlan(seed: number, killExport?: boolean): CrashPlan {
     slowMs: 15 + Math.floor(slow * 20),
     shape: shape < 0.5 ? 'wrapper' : 'array',
     killDelaysMs,
-    // exportAt < 0.5 when seeded: spread it back over 0..1
-    exportKillMs: killsExport ? 200 + Math.floor(((exportAt * 2) % 1) * 1_000) : null,
+    // exportAt < 0.5 when seeded: spread it back over 0..1 to pick the point
+    exportKillAt: !killsExport
+      ? null
+      : typeof killExport === 'string'
+        ? killExport
+        : EXPORT_PAUSE_POINTS[Math.floor(((exportAt * 2) % 1) * EXPORT_PAUSE_POINTS.length)]!,
   };
 }
 
@@ -196,13 +207,26 @@ async function backfillThroughCrashes(ctx: RunContext, jobs: PlannedJob[], timeo
   }
 }
 
-/** Exports the day in a child process; in some runs kills a first attempt at a random moment. */
+/**
+ * Exports the day in a child process; in some runs a first attempt is paused at a named point (the seeded
+ * plan picks which) and killed there, on its own announcement, so the kill lands where it means to.
+ */
 async function exportThroughCrash(ctx: RunContext, day: string): Promise<void> {
-  if (ctx.plan.exportKillMs !== null) {
-    const doomed = startChild(['export', '--day', day], ctx.env, ctx.cwd);
-    await sleep(ctx.plan.exportKillMs);
-    ctx.result.exportKilled = doomed.process.exitCode === null;
+  if (ctx.plan.exportKillAt !== null) {
+    const pauseAt = ctx.plan.exportKillAt;
+    const doomed = startChild(['export', '--day', day], { ...ctx.env, PAYSYNC_PAUSE_AT: pauseAt }, ctx.cwd);
+    await waitFor(
+      `the export to pause at ${pauseAt}`,
+      async () => {
+        if (doomed.process.exitCode !== null)
+          throw new Error(`export exited ${doomed.process.exitCode}: ${doomed.stderr()}`);
+        return doomed.stderr().includes(`${PAUSE_ANNOUNCEMENT}${pauseAt}`);
+      },
+      30_000,
+    );
     await kill(doomed);
+    ctx.result.exportKilled = true;
+    ctx.result.exportKilledAt = pauseAt;
   }
   const exporter = startChild(['export', '--day', day], ctx.env, ctx.cwd);
   const code = await exporter.exited;
@@ -308,7 +332,7 @@ export async function soakRun(options: SoakOptions): Promise<SoakResult> {
 export function describeRun(r: SoakResult): string {
   const facts =
     `${r.payments} payments, ${r.transfers} transfers; ${r.workerKills} worker kill(s) (${r.killsMidJob} mid-job)` +
-    `${r.exportKilled ? ', export killed' : ''}${r.failedThenRerun ? `, ${r.failedThenRerun} failed window(s) re-run` : ''}` +
+    `${r.exportKilled ? `, export killed at ${r.exportKilledAt}` : ''}${r.failedThenRerun ? `, ${r.failedThenRerun} failed window(s) re-run` : ''}` +
     `${r.tmpLeftovers ? `, ${r.tmpLeftovers} unreferenced tmp leftover(s)` : ''}; ${r.seconds}s`;
   return `seed ${r.seed}: ${r.matched ? 'matched' : 'NOT matched'} — ${facts}${r.matched ? '' : `\n  ${r.problems.join('\n  ')}`}`;
 }

@@ -13,6 +13,7 @@
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pg, { type PoolClient } from 'pg';
+import { pausePoint } from '../pause-point.js';
 import type { Runtime } from '../runtime.js';
 import { dayWindow } from '../sync/windows.js';
 import { neutralise } from './csv-cells.js';
@@ -196,6 +197,7 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     const restatement = latest ? await changesSinceSnapshot(client, range, day, latest.version) : null;
     await replaceSnapshot(client, range, day);
     const files = { ...(await recordFiles), summary };
+    await pausePoint('export:files-written');
     const counts = { payments: files.payments.rows, transfers: files.transfers.rows };
     if (latest && sameContent(latest, files)) {
       await client.query('ROLLBACK');
@@ -228,8 +230,10 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
       restatement,
     };
     await replaceFileAtomically(join(temp, 'manifest.json'), manifestText(manifest));
+    await pausePoint('export:before-publish');
     const dir = join(dayDir, versionDir(version));
     await rename(temp, dir);
+    await pausePoint('export:after-rename');
     await recordVersion(client, manifest);
     await client.query('COMMIT');
     await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(topManifest(manifest)));
