@@ -1,62 +1,60 @@
 /**
- * The BullMQ queue every paysync process shares (one per PAYSYNC_QUEUE_PREFIX), its job shapes and ids.
- * Job data holds source names and windows, never keys: the worker looks the source up in its own settings.
+ * The BullMQ queue every paysync process shares (one per PAYSYNC_QUEUE_PREFIX), its job names and ids.
+ * What each job name carries is `WorkByName` (src/sync/work.ts); this file only ties it to BullMQ.
  */
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Stream } from '../src/upstream/schemas.js';
+import type { BackfillWork, WorkByName, WorkName } from '../src/sync/work.js';
+import { scanItemKey, windowItemKey } from '../src/sync/work.js';
+
+export type { WorkByName, WorkName } from '../src/sync/work.js';
+export type TickJob = WorkByName['tick'];
+export type WindowJob = WorkByName['window'];
+export type ScanJob = WorkByName['scan'];
+export type ExportJob = WorkByName['export'];
+export type ProbeJob = WorkByName['probe'];
+export type SyncJobData = WorkByName[WorkName];
+
+/** A job whose name tells its data's type (narrow on `job.name`). */
+export type SyncJob = { [N in WorkName]: Job<WorkByName[N], unknown, N> }[WorkName];
 
 export const QUEUE_NAME = 'sync';
-
-export interface TickJob {
-  source: string;
-  stream: Stream;
-}
-
-export interface WindowJob {
-  source: string;
-  stream: 'payments';
-  /** Window bounds, epoch milliseconds. */
-  start: number;
-  end: number;
-  kind: 'backfill';
-}
-
-export interface ScanJob {
-  source: string;
-  stream: 'transfers';
-  kind: 'backfill';
-}
-
-/** The daily pack (job name 'export'): yesterday's, plus restatements of changed days in the horizon. */
-export interface ExportJob {
-  kind: 'daily-export';
-}
-
-/** A probe of a source's open points (job name 'probe'): at worker start and daily. */
-export interface ProbeJob {
-  source: string;
-  kind: 'probe';
-}
-
-export type SyncJobData = TickJob | WindowJob | ScanJob | ExportJob | ProbeJob;
 
 /** Live ticks outrank backfill windows: BullMQ runs lower numbers first. */
 export const PRIORITY = { tick: 1, export: 2, probe: 3, backfill: 10 } as const;
 
-/** Retries for what can heal (429, 5xx, network, a shifting list); unrecoverable errors skip them. */
+/** The backoff strategy's name (jobs/start-worker.ts): exponential, never shorter than a 429's Retry-After. */
+export const BACKOFF_TYPE = 'paysync';
+
+/** Retries for what can heal (429, 5xx, network, a shifting list); what cannot heal skips them. */
 export const RETRY: Pick<JobsOptions, 'attempts' | 'backoff'> = {
   attempts: 5,
-  backoff: { type: 'exponential', delay: 2_000 },
+  backoff: { type: BACKOFF_TYPE, delay: 2_000 },
 };
 
 /** Deterministic id of a window job: a window already queued or running is not queued twice. */
 export function windowJobId(source: string, start: number, end: number): string {
-  return `window|${source}|payments|${start}|${end}`;
+  return windowItemKey(source, start, end);
 }
 
 export function scanJobId(source: string): string {
-  return `scan|${source}|transfers`;
+  return scanItemKey(source);
+}
+
+/**
+ * The job id of a backfill item: its key, under its backfill's id when the backfill is recorded in
+ * PostgreSQL (so a later backfill of the same range runs again, and a re-queue of the same one does not).
+ */
+export function backfillJobId(key: string, backfillId?: number): string {
+  return backfillId === undefined ? key : `backfill|${backfillId}|${key}`;
+}
+
+/** The job id of a backfill item from its data. */
+export function jobIdOf(work: BackfillWork): string {
+  const key =
+    work.stream === 'payments' ? windowItemKey(work.source, work.start, work.end) : scanItemKey(work.source);
+  return backfillJobId(key, work.backfillId);
 }
 
 export function tickSchedulerId(source: string, stream: Stream): string {
@@ -69,7 +67,19 @@ export function probeSchedulerId(source: string): string {
   return `probe|${source}|daily`;
 }
 
-export function createQueue(connection: Redis, prefix: string): Queue<SyncJobData> {
+export type SyncQueue = Queue<SyncJobData>;
+
+/** Adds a job whose data is checked against its name. */
+export function addWork<N extends WorkName>(
+  queue: SyncQueue,
+  name: N,
+  data: WorkByName[N],
+  opts: JobsOptions,
+): Promise<Job<SyncJobData>> {
+  return queue.add(name, data, opts);
+}
+
+export function createQueue(connection: Redis, prefix: string): SyncQueue {
   return new Queue<SyncJobData>(QUEUE_NAME, {
     connection,
     prefix,

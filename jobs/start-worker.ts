@@ -1,20 +1,24 @@
 /**
- * Starts a BullMQ worker on the shared queue with the sync processor, and registers the schedules. Used by
- * `paysync worker`, the demo, and tests that need real workers. `close()` drains: running jobs finish,
- * no new ones are taken, and every Redis connection it opened is closed.
+ * Starts a BullMQ worker on the shared queue with the sync processor, registers the schedules, and keeps
+ * the queue filled from PostgreSQL (jobs/refill.ts). Used by `paysync worker`, the demo, and tests that
+ * need real workers. `close()` drains: running jobs finish, no new ones are taken, and every Redis
+ * connection it opened is closed.
  */
-import { Worker, type Queue } from 'bullmq';
+import { Worker, type MinimalJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { connectRedis, type Runtime } from '../src/runtime.js';
 import type { WindowReport } from '../src/sync/context.js';
-import { createQueue, QUEUE_NAME, type SyncJobData } from './queue.js';
+import { jobRetryDelay } from '../src/upstream/retry-delay.js';
+import { createQueue, QUEUE_NAME, type SyncJobData, type SyncQueue } from './queue.js';
+import { startRefiller, type Refiller } from './refill.js';
 import { registerSchedules } from './schedules.js';
 import { createSyncProcessor } from './sync-processor.js';
 
 export interface RunningWorker {
   worker: Worker<SyncJobData>;
-  queue: Queue<SyncJobData>;
+  queue: SyncQueue;
   schedules: string[];
+  refiller: Refiller;
   close(): Promise<void>;
 }
 
@@ -22,6 +26,29 @@ export interface StartWorkerOptions {
   concurrency?: number;
   schedules?: boolean;
   onWindow?: (report: WindowReport) => void;
+  /** The re-fill's full pass and sentinel check periods (defaults 60 s and 2 s). */
+  refillEveryMs?: number;
+  sentinelEveryMs?: number;
+}
+
+/**
+ * A killed worker's job is taken over when its lock expires ("stalled") and run again, however often
+ * that happens: a stall says the worker died, not that the job is wrong. BullMQ would fail a job after
+ * `maxStalledCount` stalls; this keeps it retrying (PostgreSQL counts the runs of a backfill item).
+ */
+const MAX_STALLED = 1_000_000;
+
+/** The job-level backoff: exponential from the job's `backoff.delay`, never under a 429's Retry-After. */
+export function backoffStrategy(
+  attemptsMade: number,
+  _type?: string,
+  error?: Error,
+  job?: MinimalJob,
+): number {
+  const backoff = job?.opts.backoff;
+  const baseMs = typeof backoff === 'object' ? (backoff.delay ?? 2_000) : (backoff ?? 2_000);
+  const retryAfterMs = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return jobRetryDelay(attemptsMade, typeof retryAfterMs === 'number' ? retryAfterMs : undefined, baseMs);
 }
 
 export async function startWorker(
@@ -34,24 +61,40 @@ export async function startWorker(
     await connectRedis(settings.REDIS_URL, 'paysync-worker-blocking'),
   ];
   const queue = createQueue(connections[0] as Redis, settings.PAYSYNC_QUEUE_PREFIX);
-  const schedules = options.schedules === false ? [] : await registerSchedules(queue, settings);
+  const withSchedules = options.schedules !== false;
+  const schedules = withSchedules ? await registerSchedules(queue, settings) : [];
   const worker = new Worker<SyncJobData>(QUEUE_NAME, createSyncProcessor(runtime, options.onWindow), {
     connection: connections[1] as Redis,
     prefix: settings.PAYSYNC_QUEUE_PREFIX,
     concurrency: options.concurrency ?? settings.WORKER_CONCURRENCY,
     lockDuration: settings.JOB_LOCK,
     stalledInterval: settings.JOB_LOCK,
+    maxStalledCount: MAX_STALLED,
+    settings: { backoffStrategy },
   });
   worker.on('failed', (job, error) =>
     log.warn({ job: job?.id, name: job?.name, error: error.message }, 'job failed'),
   );
   worker.on('error', (error) => log.error({ error: error.message }, 'worker error'));
   await worker.waitUntilReady();
+  const refiller = startRefiller({
+    queue,
+    redis: connections[0] as Redis,
+    pool: runtime.pool,
+    settings,
+    log,
+    schedules: withSchedules,
+    ...(options.refillEveryMs ? { everyMs: options.refillEveryMs } : {}),
+    ...(options.sentinelEveryMs ? { sentinelEveryMs: options.sentinelEveryMs } : {}),
+  });
+  await refiller.runNow('worker start');
   return {
     worker,
     queue,
     schedules,
+    refiller,
     async close() {
+      await refiller.stop();
       await worker.close();
       await queue.close();
       await Promise.allSettled(connections.map((c) => c.quit()));

@@ -1,26 +1,26 @@
 /**
- * The BullMQ processor: wires a job to the sync core. A failure retrying cannot fix (401, 403, 400, a
- * source missing from the settings) becomes an UnrecoverableError: the job fails at once with the
- * service's message and no checkpoint moves.
+ * The BullMQ processor: wires each job name to its use case in src/sync/ (or the pack, or the probe), and
+ * turns the one retry table's verdict into BullMQ's terms: what retrying cannot fix becomes an
+ * UnrecoverableError (the job fails at once with the reason), what can heal is thrown for BullMQ to retry
+ * with backoff. A backfill item whose last attempt fails gets its verdict written in PostgreSQL.
  */
 import { UnrecoverableError, type Job } from 'bullmq';
-import {
-  ConfigError,
-  WindowIncompleteError,
-  describeError,
-  isRetryable,
-  PaysyncError,
-} from '../src/errors.js';
+import { ConfigError, describeError, isRetryable } from '../src/errors.js';
 import type { Runtime } from '../src/runtime.js';
-import { organisationOf, tickPayments, tickTransfers } from '../src/sync/tick.js';
-import { runPaymentsWindow } from '../src/sync/window-run.js';
-import { runTransfers } from '../src/sync/transfers-run.js';
 import type { WindowReport } from '../src/sync/context.js';
+import { backfillItemFailed, runBackfillItem, runTick, summarizeTick } from '../src/sync/run-work.js';
 import { runDailyExport } from '../src/reconcile/daily-export.js';
 import { probeAndRecord } from '../src/probe/record.js';
 import { metrics, recordExportResult } from '../src/ops/metrics.js';
-import { windowKey } from '../src/sync/checkpoints.js';
-import type { ExportJob, ProbeJob, SyncJobData, TickJob, WindowJob } from './queue.js';
+import type { SyncJob, SyncJobData, WorkByName, WorkName } from './queue.js';
+
+const NAMES: ReadonlySet<string> = new Set<WorkName>(['tick', 'window', 'scan', 'export', 'probe']);
+
+/** Narrows a job by its name; a name this worker does not know fails the job at once. */
+function asSyncJob(job: Job<SyncJobData>): SyncJob {
+  if (!NAMES.has(job.name)) throw new ConfigError(`unknown job name ${job.name}`);
+  return job as SyncJob;
+}
 
 function sourceOf(runtime: Runtime, name: string) {
   const source = runtime.settings.sources.find((s) => s.name === name);
@@ -29,100 +29,59 @@ function sourceOf(runtime: Runtime, name: string) {
   return source;
 }
 
-async function runJob(
-  runtime: Runtime,
-  job: Job<SyncJobData>,
-  onWindow: (r: WindowReport) => void,
-): Promise<unknown> {
-  const data = job.data as Exclude<SyncJobData, ExportJob | ProbeJob>;
-  const deps = runtime.syncContext(sourceOf(runtime, data.source), onWindow);
-  if (job.name === 'tick') {
-    return data.stream === 'payments' ? summarizeTick(await tickPayments(deps)) : await tickTransfers(deps);
+async function runExport(runtime: Runtime): Promise<unknown> {
+  const report = await runDailyExport(runtime);
+  for (const r of [report.yesterday, ...report.restated]) recordExportResult(r.day, r.version);
+  const line = (r: { day: string; version: number; unchanged: boolean }) =>
+    `${r.day} v${r.version}${r.unchanged ? ' (unchanged)' : ''}`;
+  return { yesterday: line(report.yesterday), restated: report.restated.map(line) };
+}
+
+/** A probe: records the findings and warns when the service answers an open point differently. */
+async function runProbe(runtime: Runtime, data: WorkByName['probe']): Promise<unknown> {
+  const report = await probeAndRecord(runtime, sourceOf(runtime, data.source));
+  for (const change of report.changes) {
+    metrics.onProbeChange(data.source, change.label);
+    runtime.log.warn(
+      { source: data.source, finding: change.label, before: change.before, after: change.after },
+      'the service answers an open point of the interface differently since the last probe',
+    );
   }
-  if (job.name === 'window') {
-    const w = data as WindowJob;
-    const key = windowKey(new Date(w.start), new Date(w.end));
-    await runtime.checkpoints.markWindowOpen(w.source, 'payments', key);
-    try {
-      const result = await runPaymentsWindow(
-        deps,
-        { start: new Date(w.start), end: new Date(w.end) },
-        'backfill',
+  return { changes: report.changes.length, requests: report.findings.requests };
+}
+
+function dispatch(runtime: Runtime, job: SyncJob, onWindow: (r: WindowReport) => void): Promise<unknown> {
+  switch (job.name) {
+    case 'export':
+      return runExport(runtime);
+    case 'probe':
+      return runProbe(runtime, job.data);
+    case 'tick':
+      return runTick(runtime.syncContext(sourceOf(runtime, job.data.source), onWindow), job.data.stream).then(
+        summarizeTick,
       );
-      if (result.outcome !== 'complete')
-        throw new WindowIncompleteError(`window ${key} incomplete: ${result.detail}`);
-      return { records: result.records, rejects: result.rejects, pages: result.pages };
-    } finally {
-      await runtime.checkpoints.markWindowClosed(w.source, 'payments', key);
-    }
-  }
-  if (job.name === 'scan') {
-    const organizationId = await organisationOf(deps); // the interface gives transfers none
-    const result = await runTransfers(deps, { mode: 'full', stopBefore: null, organizationId });
-    if (result.outcome !== 'complete')
-      throw new WindowIncompleteError(`transfers scan incomplete: ${result.detail}`);
-    return { records: result.records, rejects: result.rejects, pages: result.pages };
-  }
-  throw new ConfigError(`unknown job name ${job.name}`);
-}
-
-function summarizeTick(report: Awaited<ReturnType<typeof tickPayments>>) {
-  return {
-    windows: report.windows.length,
-    revisits: report.revisits.length,
-    records: [...report.windows, ...report.revisits].reduce((n, w) => n + w.records, 0),
-    incomplete: [...report.windows, ...report.revisits].filter((w) => w.outcome !== 'complete').length,
-    checkpoint: report.checkpoint?.toISOString() ?? null,
-  };
-}
-
-/** The daily pack: one line per day written; what retrying cannot fix fails the job at once. */
-async function runExportJob(runtime: Runtime): Promise<unknown> {
-  try {
-    const report = await runDailyExport(runtime);
-    for (const r of [report.yesterday, ...report.restated]) recordExportResult(r.day, r.version);
-    const line = (r: { day: string; version: number; unchanged: boolean }) =>
-      `${r.day} v${r.version}${r.unchanged ? ' (unchanged)' : ''}`;
-    return { yesterday: line(report.yesterday), restated: report.restated.map(line) };
-  } catch (error) {
-    if (!isRetryable(error)) throw new UnrecoverableError(describeError(error));
-    throw error;
+    case 'window':
+    case 'scan':
+      return runBackfillItem(runtime.syncContext(sourceOf(runtime, job.data.source), onWindow), job.data);
   }
 }
 
-/** A probe job: records the findings and warns when the service answers an open point differently. */
-async function runProbeJob(runtime: Runtime, sourceName: string): Promise<unknown> {
-  try {
-    const report = await probeAndRecord(runtime, sourceOf(runtime, sourceName));
-    for (const change of report.changes) {
-      metrics.onProbeChange(sourceName, change.label);
-      runtime.log.warn(
-        { source: sourceName, finding: change.label, before: change.before, after: change.after },
-        'the service answers an open point of the interface differently since the last probe',
-      );
-    }
-    return { changes: report.changes.length, requests: report.findings.requests };
-  } catch (error) {
-    if (!isRetryable(error)) throw new UnrecoverableError(describeError(error));
-    throw error;
-  }
+/** Whether this attempt is the job's last one (BullMQ counts attemptsMade after an attempt fails). */
+function lastAttempt(job: Job): boolean {
+  return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
 }
 
 export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport) => void = () => undefined) {
-  return async (job: Job<SyncJobData>): Promise<unknown> => {
-    if (job.name === 'export') return runExportJob(runtime);
-    if (job.name === 'probe') return runProbeJob(runtime, (job.data as ProbeJob).source);
-    const { source, stream } = job.data as TickJob;
+  return async (raw: Job<SyncJobData>): Promise<unknown> => {
+    let job: SyncJob | null = null;
     try {
-      const result = await runJob(runtime, job, onWindow);
-      if (job.name === 'tick') await runtime.checkpoints.recordSuccess(source, stream, new Date());
-      return result;
+      job = asSyncJob(raw);
+      return await dispatch(runtime, job, onWindow);
     } catch (error) {
-      const code = error instanceof PaysyncError ? error.code : 'ERROR';
-      await runtime.checkpoints
-        .recordError(source, stream, { message: describeError(error), code })
-        .catch(() => undefined);
-      if (!isRetryable(error)) throw new UnrecoverableError(describeError(error));
+      const retryable = isRetryable(error);
+      if ((job?.name === 'window' || job?.name === 'scan') && (!retryable || lastAttempt(job)))
+        await backfillItemFailed(runtime.pool, job.data, error);
+      if (!retryable) throw new UnrecoverableError(describeError(error));
       throw error;
     }
   };

@@ -1,9 +1,12 @@
 /**
  * paysync's error tree. Every error carries a stable `code`; whether a failure can heal by retrying is
- * decided once, here (`isRetryable`), from the class — never by matching messages elsewhere.
+ * decided once, from the code, by the table in src/upstream/retry-delay.ts (`isRetryable` reads it) —
+ * never by matching messages or classes elsewhere.
  * No message ever contains the API key: upstream errors are built from the endpoint path and the
  * service's own message only (see src/upstream/client.ts).
  */
+import { retryRuleOf } from './upstream/retry-delay.js';
+
 export class PaysyncError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
@@ -131,17 +134,12 @@ export class WindowIncompleteError extends PaysyncError {
   }
 }
 
-/** Retrying cannot fix these: fail at once, move no checkpoint, say why. */
+/**
+ * Whether retrying can heal this failure: the error's code looked up in the one retry table
+ * (src/upstream/retry-delay.ts); an error without a known code follows its stated UNKNOWN_CODE_RULE.
+ */
 export function isRetryable(error: unknown): boolean {
-  if (error instanceof ConfigError || error instanceof UsageError) return false;
-  if (
-    error instanceof UpstreamAuthError ||
-    error instanceof UpstreamForbiddenError ||
-    error instanceof UpstreamBadRequestError
-  ) {
-    return false;
-  }
-  return true;
+  return retryRuleOf(error instanceof PaysyncError ? error.code : undefined).retry;
 }
 
 /** A one-line description of any thrown value, safe to log. */

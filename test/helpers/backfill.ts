@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
-import { backfillProgress, type BackfillProgress, type PlannedJob } from '../../src/sync/backfill.js';
+import type { PlannedJob } from '../../src/sync/backfill.js';
+import { backfillProgress, type BackfillProgress } from '../../jobs/backfill-queue.js';
 import { localDayOf } from '../../src/sync/windows.js';
 import type { SyncJobData } from '../../jobs/queue.js';
 import type { Harness } from './sync-harness.js';

@@ -1,22 +1,52 @@
-/** `paysync backfill --from D --to D [--stream] [--source] [--wait] [--dry-run]` */
-import { loadSettings, requireSources } from '../../config/settings.js';
-import { UsageError } from '../../errors.js';
-import { connectRedis } from '../../runtime.js';
-import { backfillProgress, enqueueBackfill, estimateRequests, planBackfill } from '../../sync/backfill.js';
+/**
+ * `paysync backfill --from D --to D [--stream] [--source] [--wait [--timeout DURATION]] [--dry-run]`,
+ * `paysync backfill --list`, `paysync backfill --cancel ID`.
+ *
+ * A backfill is recorded in PostgreSQL (its items and their state) before any job is queued: Redis may
+ * lose the queue, the workers re-queue what PostgreSQL still holds open, and `--wait` reads its progress
+ * from PostgreSQL. Re-running a range that is still running reuses its record; one that finished runs again.
+ */
+import type pg from 'pg';
+import { loadSettings, requireSources, type Settings, type Source } from '../../config/settings.js';
+import { parseDuration } from '../../config/duration.js';
+import { describeError, UsageError } from '../../errors.js';
+import { checkPostgres, connectRedis } from '../../runtime.js';
+import { estimateRequests, planBackfill } from '../../sync/backfill.js';
 import { daysBetween } from '../../sync/windows.js';
 import { STREAMS, type Stream } from '../../upstream/schemas.js';
+import { cancelBackfill, listBackfills, recordBackfill } from '../../warehouse/backfill-store.js';
+import { createPool } from '../../warehouse/pool.js';
+import { enqueueBackfill } from '../../../jobs/backfill-queue.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { parseCommandArgs, requireDay } from '../args.js';
-import { createProgressBar } from '../progress.js';
+import { describeBackfill, waitForBackfill } from './backfill-wait.js';
 
 const USAGE =
-  'paysync backfill --from YYYY-MM-DD --to YYYY-MM-DD [--stream payments|transfers] [--source NAME] [--wait] [--dry-run]';
+  'paysync backfill --from YYYY-MM-DD --to YYYY-MM-DD [--stream payments|transfers] [--source NAME] [--wait [--timeout DURATION]] [--dry-run] | --list | --cancel ID';
 
 function chooseStreams(stream: string | undefined): Stream[] {
   if (stream === undefined) return [...STREAMS];
   if (stream !== 'payments' && stream !== 'transfers')
     throw new UsageError(`--stream must be payments or transfers (got "${stream}")`);
   return [stream];
+}
+
+function chooseSources(settings: Settings, name: string | undefined): readonly Source[] {
+  const all = requireSources(settings);
+  const sources = name ? all.filter((s) => s.name === name) : all;
+  if (sources.length === 0)
+    throw new UsageError(
+      `--source ${name} is not configured; configured: ${all.map((s) => s.name).join(', ')}`,
+    );
+  return sources;
+}
+
+function timeoutOf(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const ms = parseDuration(text);
+  if (ms === null || ms <= 0)
+    throw new UsageError(`--timeout must be a duration such as 90s, 30m or 2h (got "${text}")`);
+  return ms;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -28,26 +58,28 @@ export async function run(argv: string[]): Promise<number> {
       stream: { type: 'string' },
       source: { type: 'string' },
       wait: { type: 'boolean' },
+      timeout: { type: 'string' },
       'dry-run': { type: 'boolean' },
+      list: { type: 'boolean' },
+      cancel: { type: 'string' },
     },
     USAGE,
   );
+  const timeoutMs = timeoutOf(args.timeout);
+  if (timeoutMs !== null && !args.wait) throw new UsageError(`--timeout goes with --wait; usage: ${USAGE}`);
+  if (args.list || args.cancel !== undefined) return manage(args.list === true, args.cancel);
   const from = requireDay(args.from, '--from');
   const to = requireDay(args.to, '--to');
   const settings = loadSettings();
-  const all = requireSources(settings);
-  const sources = args.source ? all.filter((s) => s.name === args.source) : all;
-  if (sources.length === 0)
-    throw new UsageError(
-      `--source ${args.source} is not configured; configured: ${all.map((s) => s.name).join(', ')}`,
-    );
+  const sources = chooseSources(settings, args.source);
+  const streams = chooseStreams(args.stream);
   let days: string[];
   try {
     days = daysBetween(from, to, settings.REPORT_TIMEZONE);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const jobs = planBackfill(settings, sources, from, to, chooseStreams(args.stream));
+  const jobs = planBackfill(settings, sources, from, to, streams);
   if (args['dry-run']) {
     for (const job of jobs) process.stdout.write(`${job.label}\n`);
     process.stdout.write(
@@ -56,44 +88,98 @@ export async function run(argv: string[]): Promise<number> {
     );
     return 0;
   }
-  const redis = await connectRedis(settings.REDIS_URL, 'paysync-backfill');
-  const queue = createQueue(redis, settings.PAYSYNC_QUEUE_PREFIX);
+  const pool = createPool(settings.DATABASE_URL, { applicationName: 'paysync-backfill', max: 2 });
   try {
-    const { added, alreadyQueued } = await enqueueBackfill(queue, jobs);
+    await checkPostgres(pool, settings.DATABASE_URL);
+    const request = {
+      sources: sources.map((s) => s.name),
+      streams,
+      fromDay: from,
+      toDay: to,
+      timeZone: settings.REPORT_TIMEZONE,
+    };
+    const { backfill, reused } = await recordBackfill(pool, request, jobs).catch(notMigrated);
     process.stdout.write(
-      `backfill ${from} → ${to}: ${added} job(s) queued, ${alreadyQueued} already queued or running\n`,
+      reused
+        ? `backfill #${backfill.id} ${from} → ${to} is already recorded and running: ${backfill.done}/${backfill.total} item(s) done\n`
+        : `backfill #${backfill.id} ${from} → ${to}: ${backfill.total} item(s) recorded\n`,
     );
+    await queueItems(settings, jobs, backfill.id);
     if (!args.wait) return 0;
-    return await waitFor(queue, jobs);
+    return await waitForBackfill(pool, settings, backfill.id, timeoutMs);
   } finally {
-    await queue.close();
-    await redis.quit();
+    await pool.end();
   }
 }
 
-async function waitFor(
-  queue: ReturnType<typeof createQueue>,
+/** Queues the items now; when Redis is unreachable the workers queue them from PostgreSQL once it is back. */
+async function queueItems(
+  settings: Settings,
   jobs: ReturnType<typeof planBackfill>,
-): Promise<number> {
-  const workers = await queue.getWorkers();
-  if (workers.length === 0)
-    process.stderr.write('no worker is connected yet: start one with `paysync worker` (waiting)\n');
-  const bar = createProgressBar('backfill');
-  const started = Date.now();
-  for (;;) {
-    const p = await backfillProgress(queue, jobs);
-    const rate = Math.round(p.records / Math.max(1, (Date.now() - started) / 1000));
-    bar.update(
-      p.done + p.failed.length,
-      p.total,
-      `records ${p.records} (${rate}/s) failed ${p.failed.length}`,
-    );
-    if (p.done + p.failed.length >= p.total) {
-      bar.finish();
-      for (const f of p.failed) process.stderr.write(`failed: ${f.id}: ${f.reason}\n`);
-      process.stdout.write(`backfill done: ${p.done}/${p.total} jobs succeeded, ${p.records} records\n`);
-      return p.failed.length ? 1 : 0;
+  id: number,
+): Promise<void> {
+  try {
+    const redis = await connectRedis(settings.REDIS_URL, 'paysync-backfill');
+    const queue = createQueue(redis, settings.PAYSYNC_QUEUE_PREFIX);
+    try {
+      const { added, alreadyQueued } = await enqueueBackfill(queue, jobs, id);
+      process.stdout.write(
+        `backfill #${id}: ${added} job(s) queued, ${alreadyQueued} already queued or running\n`,
+      );
+    } finally {
+      await queue.close();
+      await redis.quit();
     }
-    await new Promise((r) => setTimeout(r, 500));
+  } catch (error) {
+    process.stderr.write(
+      `backfill #${id} is recorded, but its jobs could not be queued now: ${describeError(error)}. ` +
+        'The workers queue it from PostgreSQL as soon as they reach Redis.\n',
+    );
   }
+}
+
+function notMigrated(error: unknown): never {
+  if ((error as { code?: string }).code === '42P01')
+    throw new UsageError('reporting.backfills does not exist: run `paysync migrate` first');
+  throw error;
+}
+
+async function manage(list: boolean, cancel: string | undefined): Promise<number> {
+  const settings = loadSettings();
+  const pool = createPool(settings.DATABASE_URL, { applicationName: 'paysync-backfill', max: 1 });
+  try {
+    await checkPostgres(pool, settings.DATABASE_URL);
+    if (cancel !== undefined) return await cancelOne(pool, cancel);
+    if (list) printList(await listBackfills(pool).catch(notMigrated));
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}
+
+async function cancelOne(pool: pg.Pool, text: string): Promise<number> {
+  const id = Number(text);
+  if (!Number.isSafeInteger(id) || id <= 0)
+    throw new UsageError(`--cancel takes a backfill id, a whole number (got "${text}")`);
+  const after = await cancelBackfill(pool, id).catch(notMigrated);
+  if (!after) {
+    process.stderr.write(`no backfill #${id}; see \`paysync backfill --list\`\n`);
+    return 1;
+  }
+  if (after.state !== 'cancelled') {
+    process.stderr.write(`backfill #${id} is already ${after.state}; nothing to cancel\n`);
+    return 1;
+  }
+  process.stdout.write(
+    `backfill #${id} cancelled: ${after.cancelled} item(s) will not run (a window already running finishes; ${after.done} done stay loaded)\n`,
+  );
+  return 0;
+}
+
+function printList(rows: Awaited<ReturnType<typeof listBackfills>>): void {
+  if (rows.length === 0) {
+    process.stdout.write('no backfills recorded\n');
+    return;
+  }
+  for (const b of rows) process.stdout.write(`${describeBackfill(b)}\n`);
 }

@@ -1,0 +1,154 @@
+/**
+ * `backfill --wait`: follows a recorded backfill in PostgreSQL (the truth, whatever happens to Redis) until
+ * it is done, failed or cancelled, or `--timeout` runs out. It never waits silently: the progress line
+ * says what the backfill waits for (items queued and running, no worker connected, Redis unreachable and
+ * since when), and each change of that is also printed on its own line.
+ */
+import type pg from 'pg';
+import type { Redis } from 'ioredis';
+import type { Settings } from '../../config/settings.js';
+import { humanDuration } from '../../config/duration.js';
+import { describeError } from '../../errors.js';
+import { connectRedis } from '../../runtime.js';
+import {
+  failedItems,
+  getBackfill,
+  itemLabels,
+  type BackfillSummary,
+} from '../../warehouse/backfill-store.js';
+import { createQueue, type SyncQueue } from '../../../jobs/queue.js';
+import { createProgressBar } from '../progress.js';
+
+const POLL_MS = 1_000;
+const REDIS_CHECK_MS = 2_000;
+
+export interface RedisView {
+  /** When Redis stopped answering (null: it answers). */
+  unreachableSince: Date | null;
+  /** Workers connected to the queue (null: unknown, Redis not answering). */
+  workers: number | null;
+}
+
+/** One line for `--list` and the final report. */
+export function describeBackfill(b: BackfillSummary): string {
+  const parts = [`${b.done}/${b.total} done`];
+  if (b.failed) parts.push(`${b.failed} failed`);
+  if (b.running) parts.push(`${b.running} running`);
+  if (b.queued) parts.push(`${b.queued} queued`);
+  if (b.cancelled) parts.push(`${b.cancelled} cancelled`);
+  const reruns = b.runs - (b.done + b.failed + b.running);
+  return (
+    `#${b.id} ${b.state} ${b.fromDay} → ${b.toDay} (${b.timeZone}) ${b.streams.join('+')} of ${b.sources.join(', ')}: ` +
+    `${parts.join(', ')}; ${b.records} records${reruns > 0 ? `; ${reruns} re-run(s) after crashes or retries` : ''}; ` +
+    `requested ${b.requestedAt.toISOString()}`
+  );
+}
+
+/** What a running backfill is waiting for, in words (pure). */
+export function waitingFor(b: BackfillSummary, redis: RedisView, now: Date): string {
+  if (redis.unreachableSince)
+    return (
+      `Redis unreachable since ${redis.unreachableSince.toISOString()} (${humanDuration(now.getTime() - redis.unreachableSince.getTime())}); ` +
+      'workers re-queue this backfill from PostgreSQL when it is back'
+    );
+  const items = `${b.running} running, ${b.queued} queued`;
+  if (redis.workers === 0) return `${items}; no worker connected: start one with \`paysync worker\``;
+  return `${items} on ${redis.workers ?? '?'} worker(s)`;
+}
+
+/** Watches Redis without ever blocking the wait: a check that takes over 2 s counts as unreachable. */
+class RedisWatcher {
+  private redis: Redis | null = null;
+  private queue: SyncQueue | null = null;
+  private view: RedisView = { unreachableSince: null, workers: null };
+  private lastCheck = 0;
+  constructor(private readonly settings: Settings) {}
+
+  async check(now: Date): Promise<RedisView> {
+    if (Date.now() - this.lastCheck < REDIS_CHECK_MS) return this.view;
+    this.lastCheck = Date.now();
+    try {
+      const queue = this.queue ?? (await this.connect());
+      const workers = await withTimeout(queue.getWorkers(), REDIS_CHECK_MS);
+      this.view = { unreachableSince: null, workers: workers.length };
+    } catch {
+      this.view = { unreachableSince: this.view.unreachableSince ?? now, workers: null };
+    }
+    return this.view;
+  }
+
+  private async connect(): Promise<SyncQueue> {
+    this.redis = await connectRedis(this.settings.REDIS_URL, 'paysync-backfill-wait');
+    this.queue = createQueue(this.redis, this.settings.PAYSYNC_QUEUE_PREFIX);
+    this.queue.on('error', () => undefined); // an outage shows as failed checks, reported above
+    return this.queue;
+  }
+
+  async close(): Promise<void> {
+    await this.queue?.close().catch(() => undefined);
+    this.redis?.disconnect();
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined); // a late failure after the timeout is not unhandled
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Waits for backfill `id`; 0 when every item succeeded, 1 when one failed, it was cancelled, or time ran out. */
+export async function waitForBackfill(
+  pool: pg.Pool,
+  settings: Settings,
+  id: number,
+  timeoutMs: number | null,
+): Promise<number> {
+  const watcher = new RedisWatcher(settings);
+  const bar = createProgressBar(`backfill #${id}`);
+  const started = Date.now();
+  let lastWait = '';
+  try {
+    for (;;) {
+      const b = await getBackfill(pool, id);
+      if (!b) throw new Error(`backfill #${id} is no longer recorded in PostgreSQL`);
+      if (b.state !== 'running') {
+        bar.finish();
+        return await finalReport(pool, b);
+      }
+      const now = new Date();
+      const wait = waitingFor(b, await watcher.check(now), now);
+      const condition = wait.replace(/ \(.*?\)/, '').replace(/\d+/g, 'N'); // what, not how many
+      if (condition !== lastWait) process.stderr.write(`backfill #${id} waits for: ${wait}\n`);
+      lastWait = condition;
+      bar.update(b.done + b.failed, b.total, `records ${b.records}; ${wait};`);
+      if (timeoutMs !== null && Date.now() - started >= timeoutMs) {
+        bar.finish();
+        return await timedOut(pool, b, timeoutMs);
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  } finally {
+    await watcher.close();
+  }
+}
+
+async function finalReport(pool: pg.Pool, b: BackfillSummary): Promise<number> {
+  for (const f of await failedItems(pool, b.id))
+    process.stderr.write(`failed: ${f.label}: ${f.detail ?? 'no reason recorded'}\n`);
+  process.stdout.write(`backfill ${b.state}: ${describeBackfill(b)}\n`);
+  return b.state === 'done' ? 0 : 1;
+}
+
+async function timedOut(pool: pg.Pool, b: BackfillSummary, timeoutMs: number): Promise<number> {
+  const left = await itemLabels(pool, b.id, ['running', 'queued']).catch((e: unknown) => [describeError(e)]);
+  process.stderr.write(
+    `gave up waiting after ${humanDuration(timeoutMs)}: backfill #${b.id} has ${b.running} item(s) running and ${b.queued} queued ` +
+      `(${b.done}/${b.total} done). It carries on in the workers; follow it with \`paysync backfill --list\`.\n`,
+  );
+  for (const label of left.slice(0, 20)) process.stderr.write(`  left: ${label}\n`);
+  if (left.length > 20) process.stderr.write(`  … and ${left.length - 20} more\n`);
+  return 1;
+}

@@ -1,0 +1,144 @@
+/**
+ * The sync use cases with their bookkeeping, written once: a live tick of one stream (its success or error
+ * recorded in the checkpoint store), and one backfill item (a payments window or a transfers full scan,
+ * its state kept in PostgreSQL when the backfill is recorded there). The BullMQ processor (jobs/) and
+ * `sync --once` both call these; neither keeps books of its own.
+ */
+import type pg from 'pg';
+import { describeError, PaysyncError, WindowIncompleteError } from '../errors.js';
+import { pausePoint } from '../pause-point.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import { finishItem, startItem } from '../warehouse/backfill-store.js';
+import { windowKey } from './checkpoints.js';
+import {
+  organisationOf,
+  tickPayments,
+  tickTransfers,
+  type PaymentsTickReport,
+  type TickDeps,
+} from './tick.js';
+import type { TransfersResult } from './transfers-run.js';
+import { runTransfers } from './transfers-run.js';
+import { runPaymentsWindow } from './window-run.js';
+import { scanItemKey, windowItemKey, type BackfillWork } from './work.js';
+
+export type TickOutcome =
+  | { stream: 'payments'; report: PaymentsTickReport }
+  | { stream: 'transfers'; result: TransfersResult | null };
+
+/** One live tick of one stream; records its success, or its error (then rethrows it). */
+export async function runTick(deps: TickDeps, stream: 'payments' | 'transfers'): Promise<TickOutcome> {
+  const source = deps.source.name;
+  try {
+    const outcome: TickOutcome =
+      stream === 'payments'
+        ? { stream, report: await tickPayments(deps) }
+        : { stream, result: await tickTransfers(deps) };
+    await deps.checkpoints.recordSuccess(source, stream, new Date());
+    return outcome;
+  } catch (error) {
+    const code = error instanceof PaysyncError ? error.code : 'ERROR';
+    // The tick's own error is the one to report, even when Redis cannot take the record of it.
+    await deps.checkpoints
+      .recordError(source, stream, { message: describeError(error), code })
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A short summary of a tick (the job's return value). */
+export function summarizeTick(outcome: TickOutcome): unknown {
+  if (outcome.stream === 'transfers') return outcome.result;
+  const all = [...outcome.report.windows, ...outcome.report.revisits];
+  return {
+    windows: outcome.report.windows.length,
+    revisits: outcome.report.revisits.length,
+    records: all.reduce((n, w) => n + w.records, 0),
+    incomplete: all.filter((w) => w.outcome !== 'complete').length,
+    checkpoint: outcome.report.checkpoint?.toISOString() ?? null,
+  };
+}
+
+export interface ItemRun {
+  records: number;
+  rejects: number;
+  pages: number;
+  /** True when the item was not run: finished already, or its backfill cancelled. */
+  skipped?: boolean;
+}
+
+export function itemKeyOf(work: BackfillWork): string {
+  return work.stream === 'payments'
+    ? windowItemKey(work.source, work.start, work.end)
+    : scanItemKey(work.source);
+}
+
+/**
+ * Pause points for the crash drills (src/pause-point.ts): `window:mid-read` and `scan:page-committed`
+ * when a page after the first is requested (for a scan, the earlier pages are committed by then).
+ */
+function withPausePoints(client: UpstreamClient, work: BackfillWork): UpstreamClient {
+  return {
+    ...client,
+    listPayments: async (query) => {
+      if (query.page > 0) await pausePoint('window:mid-read');
+      return client.listPayments(query);
+    },
+    listTransfers: async (query) => {
+      if (query.page > 0 && work.stream === 'transfers') await pausePoint('scan:page-committed');
+      return client.listTransfers(query);
+    },
+  };
+}
+
+/**
+ * Runs one backfill item to a verdict. Its rows are committed and the sync log written before the item is
+ * marked done, so a crash anywhere in between leaves the item running in PostgreSQL and it is run again
+ * (upserts make the replay harmless). An incomplete window throws WindowIncompleteError (retried).
+ */
+export async function runBackfillItem(deps: TickDeps, work: BackfillWork): Promise<ItemRun> {
+  const key = itemKeyOf(work);
+  if (work.backfillId !== undefined && !(await startItem(deps.pool, work.backfillId, key)))
+    return { records: 0, rejects: 0, pages: 0, skipped: true };
+  const ctx = { ...deps, client: withPausePoints(deps.client, work) };
+  const run = work.stream === 'payments' ? await runWindow(ctx, work) : await runScan(ctx);
+  await pausePoint(`${work.stream === 'payments' ? 'window' : 'scan'}:before-verdict`);
+  if (work.backfillId !== undefined)
+    await finishItem(deps.pool, work.backfillId, key, { state: 'done', records: run.records, detail: null });
+  return run;
+}
+
+/** Records an item's failure (what retrying cannot fix, or its retries spent) with why. */
+export async function backfillItemFailed(pool: pg.Pool, work: BackfillWork, error: unknown): Promise<void> {
+  if (work.backfillId === undefined) return;
+  await finishItem(pool, work.backfillId, itemKeyOf(work), {
+    state: 'failed',
+    records: null,
+    detail: describeError(error),
+  });
+}
+
+async function runWindow(
+  deps: TickDeps,
+  work: Extract<BackfillWork, { stream: 'payments' }>,
+): Promise<ItemRun> {
+  const window = { start: new Date(work.start), end: new Date(work.end) };
+  const key = windowKey(window.start, window.end);
+  await deps.checkpoints.markWindowOpen(work.source, 'payments', key);
+  try {
+    const result = await runPaymentsWindow(deps, window, 'backfill');
+    if (result.outcome !== 'complete')
+      throw new WindowIncompleteError(`window ${key} incomplete: ${result.detail}`);
+    return { records: result.records, rejects: result.rejects, pages: result.pages };
+  } finally {
+    await deps.checkpoints.markWindowClosed(work.source, 'payments', key);
+  }
+}
+
+async function runScan(deps: TickDeps): Promise<ItemRun> {
+  const organizationId = await organisationOf(deps); // the interface gives transfers none
+  const result = await runTransfers(deps, { mode: 'full', stopBefore: null, organizationId });
+  if (result.outcome !== 'complete')
+    throw new WindowIncompleteError(`transfers scan incomplete: ${result.detail}`);
+  return { records: result.records, rejects: result.rejects, pages: result.pages };
+}
