@@ -222,22 +222,30 @@ export async function finishItem(
   });
 }
 
-/** Cancels a running backfill: its open items will not run (one already running finishes its window). */
-export async function cancelBackfill(pool: pg.Pool, id: number): Promise<BackfillSummary | null> {
-  await withTransaction(pool, async (client) => {
+/**
+ * Cancels a running backfill: its open items will not run (one already running finishes its window).
+ * Returns the backfill afterwards and whether this call cancelled it (null: no such backfill).
+ */
+export async function cancelBackfill(
+  pool: pg.Pool,
+  id: number,
+): Promise<{ backfill: BackfillSummary; cancelled: boolean } | null> {
+  const cancelled = await withTransaction(pool, async (client) => {
     const { rowCount } = await client.query(
       `UPDATE reporting.backfills SET state = 'cancelled', finished_at = now()
         WHERE id = $1 AND state = 'running'`,
       [id],
     );
-    if (!rowCount) return;
+    if (!rowCount) return false;
     await client.query(
       `UPDATE reporting.backfill_items SET state = 'cancelled', finished_at = now()
         WHERE backfill_id = $1 AND state IN ('queued', 'running')`,
       [id],
     );
+    return true;
   });
-  return getBackfill(pool, id);
+  const backfill = await getBackfill(pool, id);
+  return backfill ? { backfill, cancelled } : null;
 }
 
 /** The labels of a backfill's items in the given states (what is left, what failed), in window order. */

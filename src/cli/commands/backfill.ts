@@ -161,12 +161,13 @@ async function cancelOne(pool: pg.Pool, text: string): Promise<number> {
   const id = Number(text);
   if (!Number.isSafeInteger(id) || id <= 0)
     throw new UsageError(`--cancel takes a backfill id, a whole number (got "${text}")`);
-  const after = await cancelBackfill(pool, id).catch(notMigrated);
-  if (!after) {
+  const outcome = await cancelBackfill(pool, id).catch(notMigrated);
+  if (!outcome) {
     process.stderr.write(`no backfill #${id}; see \`paysync backfill --list\`\n`);
     return 1;
   }
-  if (after.state !== 'cancelled') {
+  const after = outcome.backfill;
+  if (!outcome.cancelled) {
     process.stderr.write(`backfill #${id} is already ${after.state}; nothing to cancel\n`);
     return 1;
   }
