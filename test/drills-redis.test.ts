@@ -1,9 +1,12 @@
 /**
- * Redis restart drills: a private redis-server (never the shared one) is killed with SIGKILL and started
- * again empty (no persistence), once mid-backfill and once between two live ticks. Workers and the runtime
- * reconnect on their own; the lost queue is refilled by re-running the backfill (harmless, as the README
- * says), and the live checkpoint is rebuilt from the warehouse's sync log. Each ends in the same check:
- * the warehouse equals the simulator, record by record, nothing doubled.
+ * Redis loss drills on a private redis-server (never the shared one): killed with SIGKILL and started
+ * again empty (no persistence) after an outage `backfill --wait` has seen, emptied by FLUSHALL mid-backfill,
+ * and restarted between two live ticks. Workers reconnect on their own and re-fill the queue from
+ * PostgreSQL, `backfill --wait` (a real CLI process reading its progress from PostgreSQL) carries on and
+ * exits 0 with nobody re-running anything, and the live checkpoint is rebuilt from the sync log. Each ends
+ * in the same check: the warehouse equals the simulator, record by record, nothing doubled.
+ *
+ * The outage lasts REDIS_OUTAGE_S seconds as `--wait` reports it (default 3; the drill of the issue is 30).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,12 +15,19 @@ import { Redis } from 'ioredis';
 import { silentLogger } from '../src/log.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 import { planBackfill } from '../src/sync/backfill.js';
+import { getBackfill } from '../src/warehouse/backfill-store.js';
 import { enqueueBackfill } from '../jobs/backfill-queue.js';
 import { syncStart, tickPayments } from '../src/sync/tick.js';
 import { localDayOf } from '../src/sync/windows.js';
 import { startWorker, type RunningWorker } from '../jobs/start-worker.js';
 import { backfillDays, sleep, waitForBackfill } from './helpers/backfill.js';
-import { paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
+import { harnessEnv, startCli, type CliChild } from './helpers/cli-child.js';
+import {
+  paymentDifferences,
+  startHarness,
+  transferDifferences,
+  type Harness,
+} from './helpers/sync-harness.js';
 
 /** A redis-server of this test's own, on a fixed port so that a restart keeps the URL. */
 class PrivateRedis {
@@ -154,8 +164,54 @@ function expectRebuilt(harness: Harness, from: Date, checkpoint: Date): void {
   );
 }
 
-describe('Redis killed and restarted empty', () => {
-  it('mid-backfill: workers reconnect by themselves, the re-run backfill completes, the next tick rebuilds the checkpoint from the sync log', async () => {
+/** `backfill --from --to --wait` as a CLI process; resolves once it has recorded the backfill (its id). */
+async function startBackfillWait(harness: Harness, from: string, to: string) {
+  const child = startCli(['backfill', '--from', from, '--to', to, '--wait'], harnessEnv(harness));
+  cleanups.push(() => child.kill());
+  await child.waitForStderr('waits for:');
+  const id = Number(/backfill #(\d+)/.exec(child.stdout())?.[1]);
+  expect(id).toBeGreaterThan(0);
+  return { child, id };
+}
+
+/** Polls PostgreSQL until the backfill has at least one item done (while others remain, checked by the caller). */
+async function firstItemDone(harness: Harness, id: number) {
+  for (let i = 0; i < 2_400; i++) {
+    const b = await getBackfill(harness.runtime.pool, id);
+    if (b && b.done > 0) return b;
+    await sleep(25);
+  }
+  throw new Error(`backfill #${id} finished no item`);
+}
+
+/** Waits until `--wait` has reported Redis unreachable for at least `seconds` (an observed event). */
+async function outageSeen(child: CliChild, seconds: number) {
+  for (let i = 0; i < 4_000; i++) {
+    const all = [...child.stderr().matchAll(/Redis unreachable since \S+ \((?:(\d+)m )?(\d+)s\)/g)];
+    const last = all.at(-1);
+    if (last && Number(last[1] ?? 0) * 60 + Number(last[2]) >= seconds) return;
+    if (child.process.exitCode !== null)
+      throw new Error(`--wait exited during the outage: ${child.stderr()}`);
+    await sleep(50);
+  }
+  throw new Error(`--wait never reported the outage: ${child.stderr().slice(-2_000)}`);
+}
+
+const OUTAGE_S = Number(process.env.REDIS_OUTAGE_S ?? 3);
+
+async function workersOn(harness: Harness, runtimes: Runtime[]) {
+  const workers: RunningWorker[] = [];
+  for (const runtime of runtimes) {
+    const w = await startWorker(runtime, { schedules: false, concurrency: 1 });
+    w.queue.on('error', () => undefined); // connection errors while Redis is down are expected
+    workers.push(w);
+    cleanups.push(() => w.close());
+  }
+  return workers;
+}
+
+describe('Redis lost mid-backfill: PostgreSQL knows what remains', () => {
+  it('killed, unreachable while --wait watches, restarted empty: workers re-fill the queue and --wait exits 0', async () => {
     // live sync covers the last two days; the backfill brings in the history before SYNC_START
     const harness = await startWithPrivateRedis(
       'redisrestart',
@@ -169,39 +225,52 @@ describe('Redis killed and restarted empty', () => {
 
     const second = await createRuntime(harness.settings, { log: silentLogger, now: () => harness.sim.now() });
     cleanups.push(() => second.close());
-    const workers: RunningWorker[] = [];
-    for (const runtime of [harness.runtime, second]) {
-      const w = await startWorker(runtime, { schedules: false, concurrency: 2 });
-      w.queue.on('error', () => undefined); // connection errors while Redis is down are expected
-      workers.push(w);
-      cleanups.push(() => w.close());
-    }
-    const completed: string[] = [];
-    for (const w of workers) w.worker.on('completed', (job) => completed.push(job.id as string));
-    const jobs = await runBackfill(harness, workers[0]!, day(harness, 7), day(harness, 3));
-    // crash Redis while windows are being fetched
-    for (let i = 0; i < 200 && (await workers[0]!.queue.getActiveCount()) === 0; i++) await sleep(25);
-    await sleep(200);
-    expect(completed.length).toBeLessThan(jobs.length);
-    await restartRedis(redis!, [harness.runtime.redis, second.redis]);
-    expect(await workers[0]!.queue.count()).toBe(0); // the queue is gone with Redis
+    const { child, id } = await startBackfillWait(harness, day(harness, 7), day(harness, 3));
+    const workers = await workersOn(harness, [harness.runtime]); // one window at a time until the crash
+    const atCrash = await firstItemDone(harness, id);
+    expect(atCrash.done).toBeLessThan(atCrash.total);
+    await redis!.kill();
+    await outageSeen(child, OUTAGE_S); // --wait keeps going and says why it waits
+    expect(child.stderr()).toContain('workers re-queue this backfill from PostgreSQL when it is back');
+    await redis!.start();
+    expect(await harness.runtime.redis.ping()).toBe('PONG'); // ioredis reconnected on its own
+    workers.push(...(await workersOn(harness, [second])));
 
-    // what ops do: run the same range again
     harness.sim.setSwitches({ slowRate: 0 });
-    const before = completed.length;
-    await runBackfill(harness, workers[1]!, day(harness, 7), day(harness, 3));
-    const progress = await waitForBackfill(workers[0]!.queue, jobs, 50_000);
-    expect(progress.failed).toEqual([]);
-    expect(completed.length).toBeGreaterThan(before); // the workers started before the crash took new jobs
+    expect(await child.exited).toBe(0);
+    expect(child.stdout()).toContain(`backfill done: #${id} done`);
     for (const w of workers) expect(w.worker.isRunning()).toBe(true);
 
     const tick = await tickPayments(harness.runtime.syncContext(source));
     expectRebuilt(harness, tick.from, first.checkpoint!);
     expect(tick.windows.every((w) => w.outcome === 'complete')).toBe(true);
     expect(await paymentDifferences(harness)).toEqual([]);
+    expect(await transferDifferences(harness)).toEqual([]);
     expect(await doubledIds(harness.runtime)).toEqual([]);
   });
 
+  it('FLUSHALL mid-backfill: the queue is re-filled from PostgreSQL and --wait exits 0', async () => {
+    const harness = await startWithPrivateRedis('redisflush', {
+      days: 6,
+      perDay: 100,
+      switches: { slowRate: 1, slowMs: 25 },
+    });
+    const { child, id } = await startBackfillWait(harness, ...backfillDays(harness));
+    const workers = await workersOn(harness, [harness.runtime]);
+    const atFlush = await firstItemDone(harness, id);
+    expect(atFlush.done).toBeLessThan(atFlush.total);
+    await harness.runtime.redis.flushall(); // our own redis-server: nothing else lives there
+    expect(await workers[0]!.queue.count()).toBe(0);
+    harness.sim.setSwitches({ slowRate: 0 });
+    expect(await child.exited).toBe(0);
+    expect(child.stdout()).toContain(`backfill done: #${id} done`);
+    expect(await paymentDifferences(harness)).toEqual([]);
+    expect(await transferDifferences(harness)).toEqual([]);
+    expect(await doubledIds(harness.runtime)).toEqual([]);
+  });
+});
+
+describe('Redis killed and restarted empty', () => {
   it('between ticks: the checkpoint is rebuilt from the sync log, not from SYNC_START, and nothing is lost', async () => {
     const harness = await startWithPrivateRedis('redistick', { days: 5 });
     const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
