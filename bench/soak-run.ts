@@ -1,9 +1,13 @@
 /**
- * One run of the crash soak: a fresh warehouse and simulator, a backfill on worker processes that are
- * killed with SIGKILL at seeded random moments (once or twice) and replaced, then an export of one day in
- * a child process that is itself killed in some runs and run again. The run matches when the warehouse
- * equals the simulator record by record, nothing is doubled, and the day's pack is whole as its manifest
- * names it. `bench/soak.ts` repeats it over seeds; `test/drills-crash.test.ts` runs a short version.
+ * One run of the crash soak: a fresh warehouse and simulator, a backfill recorded in PostgreSQL and run by
+ * worker processes that are killed with SIGKILL where it hurts most (seeded: between a window's committed
+ * rows and its verdict, mid-window, during a transfers full scan; one to three kills, in some runs all on
+ * the same point so the same jobs die repeatedly) and replaced, then an export of one day in a child
+ * process that is itself killed in some runs and run again. Every kill lands on a named pause point the
+ * process announces (src/pause-point.ts), never after a sleep. Nobody re-runs anything by hand: the run
+ * matches when the backfill ends done on its own, the warehouse equals the simulator record by record,
+ * nothing is doubled, and the day's pack is whole as its manifest names it. `bench/soak.ts` repeats it
+ * over seeds; `test/drills-crash.test.ts` runs a short version.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,7 +26,13 @@ import { mix32, mulberry32 } from '../src/sim/prng.js';
 import { startSimulator } from '../src/sim/server.js';
 import type { RunningSimulator } from '../src/sim/types.js';
 import { planBackfill, type PlannedJob } from '../src/sync/backfill.js';
-import { backfillProgress, enqueueBackfill } from '../jobs/backfill-queue.js';
+import {
+  failedItems,
+  getBackfill,
+  recordBackfill,
+  type BackfillRequest,
+} from '../src/warehouse/backfill-store.js';
+import { enqueueBackfill } from '../jobs/backfill-queue.js';
 import { localDayOf } from '../src/sync/windows.js';
 import { migrate } from '../src/warehouse/migrate.js';
 import { createPool } from '../src/warehouse/pool.js';
@@ -48,13 +58,15 @@ export interface SoakResult {
   /** What did not match (empty when matched). */
   problems: string[];
   workerKills: number;
-  /** Kills that landed while a window job was active. */
+  /** Kills that landed while a job was paused at its point (all of them: a kill waits for the pause). */
   killsMidJob: number;
+  /** The pause points the worker kills landed on, in order. */
+  killPoints: string[];
   exportKilled: boolean;
   /** The pause point the export was killed at. */
   exportKilledAt?: string;
-  /** Jobs that failed after the kills (e.g. stalled twice) and were re-run by re-enqueueing the range. */
-  failedThenRerun: number;
+  /** Re-runs of backfill items beyond one each (the kills' cost), as PostgreSQL counted them. */
+  reruns: number;
   tmpLeftovers: number;
   payments: number;
   transfers: number;
@@ -101,30 +113,19 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
   }
 }
 
-/** Polls until every planned job is done or failed; returns the failed ids. */
-async function settle(queue: Queue<SyncJobData>, jobs: PlannedJob[], timeoutMs: number): Promise<string[]> {
-  let failed: string[] = [];
-  await waitFor(
-    'the backfill',
-    async () => {
-      const p = await backfillProgress(queue, jobs);
-      failed = p.failed.map((f) => f.id);
-      return p.done + p.failed.length >= p.total;
-    },
-    timeoutMs,
-  );
-  return failed;
-}
-
 /** Every random choice of a run, drawn up front from its seed, so a run's plan does not depend on timing. */
 interface CrashPlan {
   slowMs: number;
   shape: 'wrapper' | 'array';
-  /** Delay after a window job starts before each worker kill (one or two kills). */
-  killDelaysMs: number[];
+  /** Where each worker kill lands (one to three kills; named pause points). */
+  killPoints: WorkerPausePoint[];
   /** Where the first export attempt is paused and killed (a named pause point); null: it is not killed. */
   exportKillAt: ExportPausePoint | null;
 }
+
+/** Where a worker kill hurts most (src/sync/run-work.ts). */
+const WORKER_PAUSE_POINTS = ['window:before-verdict', 'window:mid-read', 'scan:page-committed'] as const;
+type WorkerPausePoint = (typeof WORKER_PAUSE_POINTS)[number];
 
 /** The export's pause points (src/reconcile/export-day.ts): files written, manifest written, folder renamed. */
 const EXPORT_PAUSE_POINTS = ['export:files-written', 'export:before-publish', 'export:after-rename'] as const;
@@ -132,21 +133,25 @@ export type ExportPausePoint = (typeof EXPORT_PAUSE_POINTS)[number];
 
 export function crashPlan(seed: number, killExport?: boolean | ExportPausePoint): CrashPlan {
   const rng = mulberry32(mix32(seed, 0x736f616b));
-  const draws = Array.from({ length: 6 }, () => rng());
-  const [slow, shape, twice, first, second, exportAt] = draws as [
+  const draws = Array.from({ length: 8 }, () => rng());
+  const [slow, shape, kills, same, exportAt, ...at] = draws as [
     number,
     number,
     number,
     number,
     number,
-    number,
+    ...number[],
   ];
-  const killDelaysMs = [first, second].slice(0, twice < 0.4 ? 2 : 1).map((d) => Math.floor(d * 1_200));
+  const pick = (d: number) => WORKER_PAUSE_POINTS[Math.floor(d * WORKER_PAUSE_POINTS.length)]!;
+  // in some runs every kill lands on the same point: the same jobs die again and again
+  const killPoints = at
+    .slice(0, 1 + Math.floor(kills * 3))
+    .map((d) => pick(same < 0.4 ? (at[0] as number) : d));
   const killsExport = killExport ?? exportAt < 0.5;
   return {
     slowMs: 15 + Math.floor(slow * 20),
     shape: shape < 0.5 ? 'wrapper' : 'array',
-    killDelaysMs,
+    killPoints,
     // exportAt < 0.5 when seeded: spread it back over 0..1 to pick the point
     exportKillAt: !killsExport
       ? null
@@ -165,9 +170,13 @@ interface RunContext {
   result: SoakResult;
 }
 
-async function startWorkerProcess(ctx: RunContext): Promise<Child> {
+async function startWorkerProcess(ctx: RunContext, extraEnv: Record<string, string>): Promise<Child> {
   const before = (await ctx.queue.getWorkers()).length;
-  const worker = startChild(['worker', '--no-schedules', '--concurrency', '2'], ctx.env, ctx.cwd);
+  const worker = startChild(
+    ['worker', '--no-schedules', '--concurrency', '2'],
+    { ...ctx.env, ...extraEnv },
+    ctx.cwd,
+  );
   ctx.workers.push(worker);
   await waitFor(
     'a worker to connect',
@@ -180,31 +189,68 @@ async function startWorkerProcess(ctx: RunContext): Promise<Child> {
   return worker;
 }
 
-/** Kills the worker at a random moment once it is fetching (0-1.2 s in: mid-page, or between commit and bookkeeping). */
-async function killWorkerSomewhere(ctx: RunContext, worker: Child, delayMs: number): Promise<void> {
-  await waitFor('a window job to start', async () => (await ctx.queue.getActiveCount()) > 0, 30_000);
-  await sleep(delayMs);
-  if ((await ctx.queue.getActiveCount()) > 0) ctx.result.killsMidJob++;
-  await kill(worker);
-  ctx.result.workerKills++;
+async function backfillState(databaseUrl: string, id: number) {
+  const pool = createPool(databaseUrl, { max: 1 });
+  try {
+    return await getBackfill(pool, id);
+  } finally {
+    await pool.end();
+  }
 }
 
-async function backfillThroughCrashes(ctx: RunContext, jobs: PlannedJob[], timeoutMs: number): Promise<void> {
-  let worker = await startWorkerProcess(ctx);
-  await enqueueBackfill(ctx.queue, jobs);
-  for (const delayMs of ctx.plan.killDelaysMs) {
-    const done = (await backfillProgress(ctx.queue, jobs)).done;
-    if (done >= jobs.length) break; // finished before this kill could land
-    await killWorkerSomewhere(ctx, worker, delayMs);
-    worker = await startWorkerProcess(ctx);
+/**
+ * Starts a worker that pauses at `point`, and kills it there once it announces it; returns false when the
+ * backfill finished first (the point was no longer reachable: every job that passes it is done).
+ */
+async function killWorkerAt(ctx: RunContext, id: number, point: WorkerPausePoint): Promise<boolean> {
+  const worker = await startWorkerProcess(ctx, { PAYSYNC_PAUSE_AT: point });
+  let paused = false;
+  await waitFor(
+    `a worker to pause at ${point}`,
+    async () => {
+      paused = worker.stderr().includes(`${PAUSE_ANNOUNCEMENT}${point}`);
+      return paused || (await backfillState(ctx.env.DATABASE_URL as string, id))?.state !== 'running';
+    },
+    60_000,
+  );
+  await kill(worker);
+  if (paused) {
+    ctx.result.workerKills++;
+    ctx.result.killsMidJob++;
+    ctx.result.killPoints.push(point);
   }
-  const failed = await settle(ctx.queue, jobs, timeoutMs);
-  if (failed.length > 0) {
-    // what ops do after failed windows: run the same range again (harmless by design)
-    ctx.result.failedThenRerun = failed.length;
-    await enqueueBackfill(ctx.queue, jobs);
-    const again = await settle(ctx.queue, jobs, timeoutMs);
-    if (again.length > 0) ctx.result.problems.push(`windows failed twice: ${again.join(', ')}`);
+  return paused;
+}
+
+async function backfillThroughCrashes(
+  ctx: RunContext,
+  jobs: PlannedJob[],
+  request: BackfillRequest,
+  timeoutMs: number,
+) {
+  const pool = createPool(ctx.env.DATABASE_URL as string, { max: 1 });
+  let id: number;
+  try {
+    id = (await recordBackfill(pool, request, jobs)).backfill.id;
+  } finally {
+    await pool.end();
+  }
+  await enqueueBackfill(ctx.queue, jobs, id);
+  for (const point of ctx.plan.killPoints) if (!(await killWorkerAt(ctx, id, point))) break;
+  await startWorkerProcess(ctx, {});
+  await waitFor(
+    'the backfill',
+    async () => (await backfillState(ctx.env.DATABASE_URL as string, id))?.state !== 'running',
+    timeoutMs,
+  );
+  const end = await backfillState(ctx.env.DATABASE_URL as string, id);
+  ctx.result.reruns = (end?.runs ?? 0) - (end?.total ?? 0);
+  if (end?.state !== 'done') {
+    const check = createPool(ctx.env.DATABASE_URL as string, { max: 1 });
+    const failed = await failedItems(check, id).finally(() => check.end());
+    ctx.result.problems.push(
+      `backfill ended ${end?.state}: ${failed.map((f) => `${f.label}: ${f.detail}`).join('; ')}`,
+    );
   }
 }
 
@@ -262,8 +308,9 @@ export async function soakRun(options: SoakOptions): Promise<SoakResult> {
     problems: [],
     workerKills: 0,
     killsMidJob: 0,
+    killPoints: [],
     exportKilled: false,
-    failedThenRerun: 0,
+    reruns: 0,
     tmpLeftovers: 0,
     payments: 0,
     transfers: 0,
@@ -306,8 +353,16 @@ export async function soakRun(options: SoakOptions): Promise<SoakResult> {
     const now = sim.now().getTime();
     const from = localDayOf(new Date(now - (days + 1) * 86_400_000), 'UTC');
     const to = localDayOf(new Date(now), 'UTC');
-    const jobs = planBackfill(settings, settings.sources, from, to, ['payments', 'transfers']);
-    await backfillThroughCrashes(ctx, jobs, options.timeoutMs ?? 120_000);
+    const streams = ['payments', 'transfers'] as const;
+    const jobs = planBackfill(settings, settings.sources, from, to, streams);
+    const request = {
+      sources: ['default'],
+      streams: [...streams],
+      fromDay: from,
+      toDay: to,
+      timeZone: 'UTC',
+    };
+    await backfillThroughCrashes(ctx, jobs, request, options.timeoutMs ?? 120_000);
     const day = localDayOf(new Date(now - 86_400_000), 'UTC');
     await exportThroughCrash(ctx, day);
     await check(ctx, sim, databaseUrl, join(env.EXPORT_DIR, day));
@@ -332,8 +387,8 @@ export async function soakRun(options: SoakOptions): Promise<SoakResult> {
 
 export function describeRun(r: SoakResult): string {
   const facts =
-    `${r.payments} payments, ${r.transfers} transfers; ${r.workerKills} worker kill(s) (${r.killsMidJob} mid-job)` +
-    `${r.exportKilled ? `, export killed at ${r.exportKilledAt}` : ''}${r.failedThenRerun ? `, ${r.failedThenRerun} failed window(s) re-run` : ''}` +
+    `${r.payments} payments, ${r.transfers} transfers; ${r.workerKills} worker kill(s) at ${r.killPoints.join(', ') || '-'}` +
+    `, ${r.reruns} item re-run(s)${r.exportKilled ? `, export killed at ${r.exportKilledAt}` : ''}` +
     `${r.tmpLeftovers ? `, ${r.tmpLeftovers} unreferenced tmp leftover(s)` : ''}; ${r.seconds}s`;
   return `seed ${r.seed}: ${r.matched ? 'matched' : 'NOT matched'} — ${facts}${r.matched ? '' : `\n  ${r.problems.join('\n  ')}`}`;
 }
