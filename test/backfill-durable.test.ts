@@ -6,6 +6,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { getBackfill, listBackfills } from '../src/warehouse/backfill-store.js';
 import { startWorker } from '../jobs/start-worker.js';
+import { backfillJobId, createQueue } from '../jobs/queue.js';
+import { refillQueue } from '../jobs/refill.js';
+import { planBackfill } from '../src/sync/backfill.js';
+import { recordBackfill } from '../src/warehouse/backfill-store.js';
 import { backfillDays } from './helpers/backfill.js';
 import { harnessEnv, startCli } from './helpers/cli-child.js';
 import {
@@ -118,5 +122,42 @@ describe('backfill recorded in PostgreSQL', () => {
     const alone = await cli(h, ['backfill', '--from', '2026-01-01', '--to', '2026-01-02', '--timeout', '5m']);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toContain('--timeout goes with --wait');
+  });
+
+  it('the re-fill puts back what Redis lost (open items and schedules), and adds nothing twice', async () => {
+    h = await startHarness({ name: 'refill' });
+    const [from, to] = backfillDays(h, 2);
+    const jobs = planBackfill(h.settings, h.settings.sources, from, to, ['payments', 'transfers']);
+    const request = {
+      sources: ['default'],
+      streams: ['payments', 'transfers'],
+      fromDay: from,
+      toDay: to,
+      timeZone: 'UTC',
+    };
+    const { backfill } = await recordBackfill(h.runtime.pool, request, jobs);
+    const queue = createQueue(h.runtime.redis, h.prefix);
+    cleanups.push(() => queue.close());
+    const refill = () => refillQueue(queue, h!.runtime.pool, h!.settings, { schedules: true });
+    const queued = async () => {
+      let n = 0;
+      for (const j of jobs) if (await queue.getJob(backfillJobId(j.id, backfill.id))) n += 1;
+      return n;
+    };
+
+    const first = await refill();
+    expect(first).toMatchObject({ items: jobs.length, added: jobs.length });
+    expect(first.schedules).toEqual(expect.arrayContaining(['tick|default|payments', 'export|daily']));
+    expect(await refill()).toEqual({ items: jobs.length, added: 0, schedules: [] });
+    expect(await queued()).toBe(jobs.length);
+
+    // Redis loses everything under this queue's prefix (our own keys only: the shared Redis is left alone)
+    const keys = await h.runtime.redis.keys(`${h.prefix}*`);
+    await h.runtime.redis.del(...keys);
+    expect(await queued()).toBe(0);
+    const again = await refill();
+    expect(again).toMatchObject({ items: jobs.length, added: jobs.length });
+    expect(again.schedules.sort()).toEqual(first.schedules.sort());
+    expect(await queued()).toBe(jobs.length);
   });
 });
