@@ -105,7 +105,10 @@ export async function run(argv: string[]): Promise<number> {
         : `backfill #${backfill.id} ${from} → ${to}: ${backfill.total} item(s) recorded\n`,
     );
     await queueItems(settings, jobs, backfill.id);
-    if (!args.wait) return 0;
+    if (!args.wait) {
+      process.stdout.write(`follow it with \`paysync backfill --list\`, or wait for it with --wait\n`);
+      return 0;
+    }
     return await waitForBackfill(pool, settings, backfill.id, timeoutMs);
   } finally {
     await pool.end();
