@@ -79,7 +79,7 @@ export function itemKeyOf(work: BackfillWork): string {
  */
 function withPausePoints(client: UpstreamClient, work: BackfillWork): UpstreamClient {
   return {
-    ...client,
+    initializePayment: (body) => client.initializePayment(body), // not spread: the client may be a class
     listPayments: async (query) => {
       if (query.page > 0) await pausePoint('window:mid-read');
       return client.listPayments(query);
