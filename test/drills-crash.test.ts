@@ -32,7 +32,6 @@ describe('crash soak (short)', () => {
       process.stderr.write(`${describeRun(result)}\n`);
       expect(result.problems).toEqual([]);
       expect(result.workerKills).toBeGreaterThan(0);
-      expect(result.killsMidJob).toBe(result.workerKills);
       expect(result.exportKilledAt).toBe(killExport || undefined);
       expect(result.matched).toBe(true);
     },
