@@ -6,6 +6,8 @@ import type { Pool } from 'pg';
 import type { Logger } from '../log.js';
 import type { Source } from '../config/settings.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { Stream } from '../upstream/schemas.js';
+import type { TransferMemory } from './transfer-state.js';
 
 export interface SyncOptions {
   /** Requested page size (the service may cap it). */
@@ -43,12 +45,26 @@ export interface WindowReport {
   ms: number;
 }
 
+/** The incomplete marks `status` shows (CheckpointStore is the Redis adapter). */
+export interface IncompleteMarkers {
+  markIncomplete(source: string, stream: Stream, window: string, detail: string): Promise<void>;
+  clearIncomplete(source: string, stream: Stream, window: string): Promise<void>;
+  get(source: string, stream: Stream): Promise<{ incompleteWindows: Array<{ window: string }> }>;
+}
+
 export interface SyncContext {
   source: Source;
   client: UpstreamClient;
+  /** The warehouse, reached only through the adapters of src/warehouse/. */
   pool: Pool;
   log: Logger;
   options: SyncOptions;
   /** Called once per finished window (metrics, progress). */
   onWindow?: (report: WindowReport) => void;
+  /** The clock of sync decisions and of the times the sync log records (default: the wall clock). */
+  now?: () => Date;
+  /** Where incomplete reads are marked and, once a later complete read covers them, cleared. */
+  checkpoints?: IncompleteMarkers;
+  /** What the transfers sync remembers of the list (default: the PostgreSQL adapter on `pool`). */
+  transferMemory?: TransferMemory;
 }
