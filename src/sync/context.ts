@@ -8,6 +8,7 @@ import type { Source } from '../config/settings.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Stream } from '../upstream/schemas.js';
 import type { TransferMemory } from './transfer-state.js';
+import type { SyncWarehouse } from './ports.js';
 
 export interface SyncOptions {
   /** Requested page size (the service may cap it). */
@@ -55,8 +56,10 @@ export interface IncompleteMarkers {
 export interface SyncContext {
   source: Source;
   client: UpstreamClient;
-  /** The warehouse, reached only through the adapters of src/warehouse/. */
+  /** The warehouse pool: the default adapters below are built on it when none is given. */
   pool: Pool;
+  /** The warehouse operations of the sync core (default: the PostgreSQL adapter on `pool`). */
+  warehouse?: SyncWarehouse;
   log: Logger;
   options: SyncOptions;
   /** Called once per finished window (metrics, progress). */
@@ -67,4 +70,9 @@ export interface SyncContext {
   checkpoints?: IncompleteMarkers;
   /** What the transfers sync remembers of the list (default: the PostgreSQL adapter on `pool`). */
   transferMemory?: TransferMemory;
+}
+
+/** The sync clock: `now` when given, else the wall clock. */
+export function clockOf(ctx: Pick<SyncContext, 'now'>): Date {
+  return ctx.now?.() ?? new Date();
 }

@@ -5,7 +5,7 @@
  * evidence for `decideWindow` (read-verdict.ts); decides nothing. Every page it read is committed before it returns, also
  * when reading fails part-way; a failure leaves only whole pages.
  */
-import { loadPage } from '../warehouse/loader.js';
+import { warehouseOf } from './adapters.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validatePayments, type Payment, type RejectedRecord } from '../upstream/schemas.js';
@@ -83,7 +83,8 @@ export async function readPaymentsWindow(
   window: Window,
   opts: ReadOptions = {},
 ): Promise<ReadOutcome> {
-  const { client, pool, source, options } = ctx;
+  const { client, source, options } = ctx;
+  const warehouse = warehouseOf(ctx);
   const query = paddedQuery(window, options.padMs);
   const pages = readPages((page) => client.listPayments({ page, size: options.pageSize, ...query }), {
     size: options.pageSize,
@@ -99,7 +100,7 @@ export async function readPaymentsWindow(
   const load = () => {
     const { records, rejects } = batch;
     batch = { records: [], rejects: [] };
-    return loadPage(pool, {
+    return warehouse.loadPage({
       source: source.name,
       stream: 'payments',
       organizationId: null,

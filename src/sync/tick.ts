@@ -6,8 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings.js';
-import { completedWindows, freshWindows, nonFinalDays } from '../warehouse/sync-log.js';
-import { organisationOfSource } from '../warehouse/transfer-positions.js';
+import { warehouseOf } from './adapters.js';
 import { contiguousEnd } from './checkpoint-rebuild.js';
 import type { CheckpointStore } from './checkpoints.js';
 import type { SyncContext } from './context.js';
@@ -59,7 +58,7 @@ export async function rebuildCheckpoint(
   deps: TickDeps,
   stream: 'payments' | 'transfers',
 ): Promise<Date | null> {
-  const rows = await completedWindows(deps.pool, deps.source.name, stream);
+  const rows = await warehouseOf(deps).completedWindows(deps.source.name, stream);
   // Backfill windows do not count: a backfill never moves the live checkpoint (PRODUCT.md).
   const complete = rows.filter((w) => w.outcome === 'complete' && w.kind !== 'backfill');
   if (complete.length === 0) return null;
@@ -165,7 +164,7 @@ async function withPageHint(deps: TickDeps): Promise<TickDeps> {
 async function revisitsDue(deps: TickDeps, windows: Window[], now: Date): Promise<Window[]> {
   if (windows.length === 0) return [];
   const since = new Date(now.getTime() - deps.settings.REVISIT_EVERY);
-  const fresh = await freshWindows(deps.pool, deps.source.name, 'payments', since, windows);
+  const fresh = await warehouseOf(deps).freshWindows(deps.source.name, 'payments', since, windows);
   return windows.filter((w) => !fresh.has(`${w.start.getTime()}/${w.end.getTime()}`));
 }
 
@@ -182,7 +181,7 @@ export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport>
   const windows = await runWindows(deps, windowsCovering(from, now, zone), 'live');
   const covered = new Set(windows.map((w) => w.window));
   const horizon = new Date(now.getTime() - settings.SETTLE_HORIZON);
-  const days = await nonFinalDays(deps.pool, source.name, 'payments', zone, from, horizon);
+  const days = await warehouseOf(deps).nonFinalDays(source.name, 'payments', zone, from, horizon);
   const unsettled = days.map((d) => dayWindow(d, zone)).filter((w) => !covered.has(windowLabel(w)));
   const revisits = await runWindows(deps, await revisitsDue(deps, unsettled, now), 'revisit');
   await noteWindows(deps, [...windows, ...revisits]);
@@ -204,7 +203,7 @@ async function advanceFrom(deps: TickDeps, windows: WindowResult[], now: Date): 
 
 /** The organisation a source's transfers belong to: the interface gives none, the source's payments do. */
 export async function organisationOf(deps: SyncContext): Promise<string | null> {
-  return organisationOfSource(deps.pool, deps.source.name);
+  return warehouseOf(deps).organisationOf(deps.source.name);
 }
 
 /**

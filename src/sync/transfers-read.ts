@@ -3,7 +3,7 @@
  * newest-first read may stop. Each page is validated record by record, loaded, and the position of each
  * id in the list remembered. Returns the evidence for the verdicts in read-verdict.ts; decides nothing.
  */
-import { loadPage } from '../warehouse/loader.js';
+import { warehouseOf } from './adapters.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validateTransfers } from '../upstream/schemas.js';
@@ -57,7 +57,8 @@ export async function readTransferList(
   memory: TransferMemory,
   spec: TransferReadSpec,
 ): Promise<TransferReadOutcome> {
-  const { client, pool, source, options } = ctx;
+  const { client, source, options } = ctx;
+  const warehouse = warehouseOf(ctx);
   const pages = readPages((page) => client.listTransfers({ page, size: options.pageSize }), {
     size: options.pageSize,
     maxPages: options.maxPagesPerRead,
@@ -102,7 +103,7 @@ export async function readTransferList(
       out.order,
       valid.map((t) => t.createdAt),
     );
-    await loadPage(pool, {
+    await warehouse.loadPage({
       source: source.name,
       stream: 'transfers',
       organizationId: spec.organizationId,

@@ -11,9 +11,8 @@
  * mark is cleared by the next read that proves the whole list is held (a tick's, a backfill's, a retry's).
  */
 import { performance } from 'node:perf_hooks';
-import { recordWindow } from '../warehouse/loader.js';
-import { PgTransferMemory } from '../warehouse/transfer-positions.js';
-import type { SyncContext, WindowReport } from './context.js';
+import { transferMemoryOf, warehouseOf } from './adapters.js';
+import { clockOf, type SyncContext, type WindowReport } from './context.js';
 import { DistinctIds, decideScan, decideTail, orderOf } from './read-verdict.js';
 import type { ListOrder, TransferList, TransferMemory } from './transfer-state.js';
 import { readTransferList, type TransferReadOutcome } from './transfers-read.js';
@@ -74,11 +73,7 @@ interface Verdict {
   windowStart: Date;
 }
 
-const clockOf = (ctx: SyncContext) => ctx.now?.() ?? new Date();
-
-export function transferMemoryOf(ctx: SyncContext): TransferMemory {
-  return ctx.transferMemory ?? new PgTransferMemory(ctx.pool);
-}
+export { transferMemoryOf } from './adapters.js';
 
 export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promise<TransfersResult> {
   const startedMs = performance.now();
@@ -260,7 +255,7 @@ async function finish(
     fellBack: v.fellBack,
     detail: v.detail,
   };
-  await recordWindow(ctx.pool, {
+  await warehouseOf(ctx).recordWindow({
     source: ctx.source.name,
     stream: 'transfers',
     windowStart: v.windowStart,

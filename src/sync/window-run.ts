@@ -7,12 +7,12 @@
  * the incomplete marks of every window it covers.
  */
 import { performance } from 'node:perf_hooks';
-import { recordWindow } from '../warehouse/loader.js';
+import { warehouseOf } from './adapters.js';
 import { readPaymentsWindow, type ReadOutcome } from './read-window.js';
 import { DistinctIds, decideSplitFirst, decideWindow } from './read-verdict.js';
 import { clearCoveredMarks } from './incomplete-marks.js';
 import { partsFor, splitWindow, windowLabel, type Window } from './windows.js';
-import type { SyncContext, WindowReport } from './context.js';
+import { clockOf, type SyncContext, type WindowReport } from './context.js';
 
 export type WindowKind = 'live' | 'backfill' | 'revisit';
 
@@ -86,7 +86,7 @@ export async function runPaymentsWindow(
   depth = 0,
   parentTotal: number | null = null,
 ): Promise<WindowResult> {
-  const started = { ms: performance.now(), at: ctx.now?.() ?? new Date() };
+  const started = { ms: performance.now(), at: clockOf(ctx) };
   const t = emptyTally();
   const canSplit =
     depth < ctx.options.maxSplitDepth && window.end.getTime() - window.start.getTime() >= 2 * MIN_SPLIT_MS;
@@ -186,7 +186,7 @@ async function finish(
     ms: Math.round(performance.now() - started.ms),
     detail: verdict.detail,
   };
-  await recordWindow(ctx.pool, {
+  await warehouseOf(ctx).recordWindow({
     source: ctx.source.name,
     stream: 'payments',
     windowStart: window.start,
