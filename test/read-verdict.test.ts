@@ -7,6 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   DistinctIds,
   canStopNewestFirst,
+  decideNewestFirst,
   decideScan,
   decideSplitFirst,
   decideTail,
@@ -129,6 +130,19 @@ describe('decideTail: an oldest-first tail read', () => {
     const v = decideTail(tail(e));
     expect(v.verdict).toBe('full-scan');
     expect(v.verdict === 'full-scan' && v.why).toMatch(why);
+  });
+});
+
+describe('decideNewestFirst: a newest-first read that stopped early', () => {
+  it('is complete when the ids held reach total, or when no total is sent (bare arrays)', () => {
+    expect(decideNewestFirst({ held: 500, maxTotal: 500 })).toEqual({ verdict: 'complete' });
+    expect(decideNewestFirst({ held: 500, maxTotal: null })).toEqual({ verdict: 'complete' });
+  });
+  it('falls back to a full scan short of total (a late transfer older than the stop)', () => {
+    expect(decideNewestFirst({ held: 499, maxTotal: 500 })).toEqual({
+      verdict: 'full-scan',
+      why: '499 distinct transfers held of the 500 the service reported',
+    });
   });
 });
 

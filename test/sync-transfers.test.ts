@@ -4,6 +4,7 @@
  * whatever order the service lists them in; and each order costs what it can (a tail read for
  * oldest-first, an early stop for newest-first, a full scan when the order is unknown).
  */
+import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { SimSwitches } from '../src/sim/types.js';
 import { tickPayments, tickTransfers } from '../src/sync/tick.js';
@@ -182,5 +183,74 @@ describe('incomplete marks tell the truth', () => {
     expect(result?.reads).toBe(2);
     expect(await transferDifferences(h)).toEqual([]);
     expect((await h.runtime.checkpoints.get('default', 'transfers')).incompleteWindows).toEqual([]);
+  });
+});
+
+describe('newest-first proves the list whole against total', () => {
+  it('a transfer that appears late, older than where the read stops, is caught by a full scan in the same tick', async () => {
+    h = await startHarness({
+      name: 'tr-newest-late',
+      sim: { days: 4, perDay: 40, transfersPerDay: 120, switches: { transferOrder: 'desc' } },
+      env: { TRANSFERS_FULL_SCAN_EVERY: '1d', SYNC_LOOKBACK: '1d' },
+    });
+    expect((await syncOnce(h))?.mode).toBe('full');
+    h.sim.advance(20 * MINUTE);
+    expect((await syncOnce(h))?.mode).toBe('newest-first');
+    h.sim.addTransfer(h.org, new Date(h.sim.now().getTime() - 4 * 86_400_000));
+    h.sim.advance(10 * MINUTE);
+    const result = await syncOnce(h);
+    expect(result?.mode).toBe('full');
+    expect(result?.fellBack).toMatch(/distinct transfers held of the/);
+    expect(await transferDifferences(h)).toEqual([]);
+  });
+});
+
+/** `paysync sync --once …` in a child process (async: the simulator answers from this process). */
+function cli(harness: Harness, args: string[]): Promise<{ code: number | null; stdout: string }> {
+  const env = {
+    ...process.env,
+    PAYMENTS_BASE_URL: harness.sim.url,
+    PAYMENTS_API_KEY: harness.key,
+    DATABASE_URL: harness.databaseUrl,
+    PAYSYNC_QUEUE_PREFIX: harness.prefix,
+    UPSTREAM_RPS: '2000',
+    PAGE_SIZE: '25',
+    LOG_LEVEL: 'warn',
+  };
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/paysync.js', ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout }));
+  });
+}
+
+describe('paysync sync --once keeps the promise', () => {
+  it('an oldest-first list: current after each run, the second one a tail read', async () => {
+    h = await startHarness({
+      name: 'tr-cli',
+      sim: { days: 4, perDay: 40, transfersPerDay: 120, switches: { transferOrder: 'asc' } },
+    });
+    const first = await cli(h, ['sync', '--once', '--stream', 'transfers']);
+    expect(first.code).toBe(0);
+    expect(await transferDifferences(h)).toEqual([]);
+    const before = new Map(h.sim.transfers(h.org).map((t) => [t.id, t.status]));
+    h.sim.advance(20 * MINUTE);
+    const after = h.sim.transfers(h.org);
+    expect(after.length).toBeGreaterThan(before.size);
+    expect(after.some((t) => before.has(t.id) && before.get(t.id) !== t.status)).toBe(true);
+    const since = h.sim.requestLog().length;
+    const second = await cli(h, ['sync', '--once', '--stream', 'transfers']);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/transfers: .* complete/);
+    expect(await transferDifferences(h)).toEqual([]);
+    const { rows } = await h.runtime.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM reporting.transfers`,
+    );
+    expect(await transferRequests(h, since)).toBeLessThan(Math.ceil(rows[0]!.n / 25)); // fewer than a full scan
   });
 });

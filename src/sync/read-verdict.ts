@@ -172,6 +172,20 @@ export function decideTail(e: TailEvidence): TailVerdict {
   return { verdict: 'complete' };
 }
 
+/**
+ * A newest-first read that stopped early is complete when, where the service sends a `total`, the
+ * distinct ids held reach it; short of it (a transfer that appeared late with an old `createdAt`, past
+ * where the read stopped) the list is scanned in full. Bare arrays give no total: the periodic
+ * verification scan covers that case.
+ */
+export function decideNewestFirst(e: { held: number; maxTotal: number | null }): TailVerdict {
+  if (e.maxTotal === null || e.held >= e.maxTotal) return { verdict: 'complete' };
+  return {
+    verdict: 'full-scan',
+    why: `${e.held} distinct transfers held of the ${e.maxTotal} the service reported`,
+  };
+}
+
 /** Order evidence of a read: whether every item so far was newest-first and/or oldest-first. */
 export interface OrderSeen {
   descending: boolean;

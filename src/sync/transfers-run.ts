@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { transferMemoryOf, warehouseOf } from './adapters.js';
 import { clockOf, type SyncContext, type WindowReport } from './context.js';
-import { DistinctIds, decideScan, decideTail, orderOf } from './read-verdict.js';
+import { DistinctIds, decideNewestFirst, decideScan, decideTail, orderOf } from './read-verdict.js';
 import type { ListOrder, TransferList, TransferMemory } from './transfer-state.js';
 import { readTransferList, type TransferReadOutcome } from './transfers-read.js';
 
@@ -106,10 +106,12 @@ async function runNewestFirst(
   if (read.summary !== null) return runFull(ctx, memory, plan, t, at, read); // the order broke: read to the end
   const list = await memory.list(ctx.source.name);
   const held = (await memory.held(ctx.source.name)) + (list?.anonymous ?? 0);
+  const verdict = decideNewestFirst({ held, maxTotal: t.maxTotal });
+  if (verdict.verdict === 'full-scan') return fallBack(ctx, memory, plan, t, at, verdict.why);
   return {
     mode: 'newest-first',
     complete: true,
-    whole: t.maxTotal !== null && held >= t.maxTotal,
+    whole: t.maxTotal !== null,
     stoppedEarly: true,
     order: 'newest-first',
     detail: null,
@@ -146,11 +148,7 @@ async function runTail(
     held: (await memory.held(ctx.source.name)) + (list?.anonymous ?? 0),
     maxTotal: read.maxTotal,
   });
-  if (tail.verdict === 'full-scan') {
-    ctx.log.info({ source: ctx.source.name, why: tail.why }, 'transfers tail read unproven; full scan');
-    const full = await runFull(ctx, memory, plan, t, at, null);
-    return { ...full, fellBack: tail.why };
-  }
+  if (tail.verdict === 'full-scan') return fallBack(ctx, memory, plan, t, at, tail.why);
   if (list) await memory.saveList(ctx.source.name, { ...list, lastFullScanAt: null }, at);
   return {
     mode: 'tail',
@@ -162,6 +160,20 @@ async function runTail(
     fellBack: null,
     windowStart: new Date(0),
   };
+}
+
+/** A shortcut that could not prove the list whole: a full scan in the same run. */
+async function fallBack(
+  ctx: SyncContext,
+  memory: TransferMemory,
+  plan: TransfersPlan,
+  t: RunTally,
+  at: Date,
+  why: string,
+): Promise<Verdict> {
+  ctx.log.info({ source: ctx.source.name, mode: plan.mode, why }, 'transfers read unproven; full scan');
+  const full = await runFull(ctx, memory, plan, t, at, null);
+  return { ...full, fellBack: why };
 }
 
 /** A full scan; `first` is a read from page 0 to the end already made (a newest-first read that ran on). */
