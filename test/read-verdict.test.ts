@@ -24,6 +24,7 @@ import {
   type TransfersPlanInput,
 } from '../src/sync/transfers-plan.js';
 import type { TransferList } from '../src/sync/transfer-state.js';
+import { transfersFreshness } from '../src/sync/transfers-freshness.js';
 
 describe('DistinctIds: the one count of distinct records', () => {
   it('counts ids once and anonymous records once per copy; merging keeps the larger anonymous count', () => {
@@ -236,5 +237,15 @@ describe('planTransfersRead: which read a tick makes', () => {
     expect(
       transfersStaleness(list({ order: 'unknown' }), { ...settings, TRANSFERS_UNORDERED_SCAN_EVERY: 0 }),
     ).toBeNull();
+  });
+
+  it('puts the staleness in one line for status, naming the setting', async () => {
+    const settings = { TRANSFERS_UNORDERED_SCAN_EVERY: HOUR, SYNC_EVERY: 5 * 60_000 };
+    const unknown = { list: async () => list({ order: 'unknown' }) };
+    expect(await transfersFreshness(unknown, 'default', settings)).toMatch(
+      /^default transfers may be up to 1h 5m stale: .*TRANSFERS_UNORDERED_SCAN_EVERY/,
+    );
+    const ordered = { list: async () => list({}) };
+    expect(await transfersFreshness(ordered, 'default', settings)).toBeNull();
   });
 });
