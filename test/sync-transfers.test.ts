@@ -119,6 +119,19 @@ describe('an oldest-first tail read proves it lost nothing, or scans in full in 
     expect(await transferDifferences(h)).toEqual([]);
   });
 
+  it('a new silent page cap moves every position: a full scan in the same tick, then tail reads again', async () => {
+    h = await oldestFirst('tr-cap');
+    h.sim.setSwitches({ pageCap: 10 });
+    h.sim.advance(10 * MINUTE);
+    const result = await syncOnce(h);
+    expect(result?.mode).toBe('full');
+    expect(result?.fellBack).toMatch(/different number of records per page/);
+    expect(await transferDifferences(h)).toEqual([]);
+    h.sim.advance(10 * MINUTE);
+    expect((await syncOnce(h))?.mode).toBe('tail');
+    expect(await transferDifferences(h)).toEqual([]);
+  });
+
   it('a deleted transfer is dropped from the remembered list by the periodic verification scan', async () => {
     h = await oldestFirst('tr-delete');
     const gone = h.sim.transfers(h.org)[5]!.id;
