@@ -5,7 +5,9 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { UpstreamAuthError } from '../src/errors.js';
 import type { SimOptions } from '../src/sim/types.js';
+import { parseWindowKey } from '../src/sync/checkpoints.js';
 import { tickPayments, tickTransfers } from '../src/sync/tick.js';
+import { runPaymentsWindow } from '../src/sync/window-run.js';
 import {
   paymentDifferences,
   startHarness,
@@ -234,5 +236,29 @@ describe('Redis is fast, Postgres is durable', () => {
     expect(second.payments.from.getTime()).toBeGreaterThan(first.payments.from.getTime());
     expect(second.payments.checkpoint!.getTime()).toBeGreaterThanOrEqual(checkpoint!.getTime());
     expect(await paymentDifferences(h)).toEqual([]);
+  });
+});
+
+describe('incomplete marks tell the truth', () => {
+  it('a window marked incomplete by a tick is cleared by a later complete read covering it (a backfill)', async () => {
+    // a total that lies high by 3: every window falls short, is re-read, split, and reported incomplete
+    h = await startHarness({ name: 'marks', sim: { switches: { totalOffset: 3 } } });
+    const deps = h.runtime.syncContext(h.settings.sources[0]!);
+    const { windows } = await tickPayments(deps);
+    expect(windows.every((w) => w.outcome === 'incomplete')).toBe(true);
+    const marked = (await h.runtime.checkpoints.get('default', 'payments')).incompleteWindows.map(
+      (w) => w.window,
+    );
+    expect(marked.length).toBe(windows.length);
+    h.sim.setSwitches({ totalOffset: 0 });
+    const covered = parseWindowKey(marked[0]!)!;
+    const backfill = await runPaymentsWindow(deps, covered, 'backfill');
+    expect(backfill.outcome).toBe('complete');
+    const left = (await h.runtime.checkpoints.get('default', 'payments')).incompleteWindows.map(
+      (w) => w.window,
+    );
+    expect(left).toEqual(marked.slice(1)); // that one cleared, the others still marked until read
+    await tickPayments(deps);
+    expect((await h.runtime.checkpoints.get('default', 'payments')).incompleteWindows).toEqual([]);
   });
 });

@@ -31,9 +31,13 @@ function service(
   return { fetchPage, requests };
 }
 
-async function readAll(fetchPage: (page: number) => Promise<ListPage>, maxPages = 50) {
+async function readAll(
+  fetchPage: (page: number) => Promise<ListPage>,
+  maxPages = 50,
+  tail: { startPage?: number; skipped?: number } = {},
+) {
   const ids: string[] = [];
-  const gen = readPages(fetchPage, { size: 100, maxPages, endpoint: '/api/test' });
+  const gen = readPages(fetchPage, { size: 100, maxPages, endpoint: '/api/test', ...tail });
   for (;;) {
     const next = await gen.next();
     if (next.done) return { ids, summary: next.value as PagingSummary };
@@ -166,5 +170,33 @@ describe('readPages', () => {
     const { ids, summary } = await readAll((page) => (page % 2 ? wrapped(page) : bare(page)));
     expect(ids).toHaveLength(150);
     expect(summary.shape).toBe('mixed');
+  });
+
+  describe('a tail read, from a later page', () => {
+    it('reads from startPage to the end; the skipped records count towards the wrapper total', async () => {
+      const { fetchPage, requests } = service(930, { cap: 50, shape: 'wrapper' });
+      const { ids, summary } = await readAll(fetchPage, 50, { startPage: 15, skipped: 750 });
+      expect(requests).toEqual([15, 16, 17, 18]); // ends on the wrapper's own evidence, no extra request
+      expect(ids).toEqual(records(180, 750).map((r) => r.id));
+      expect(summary).toMatchObject({ pages: 4, items: 180, endedBy: 'wrapper-last-page', maxTotal: 930 });
+    });
+
+    it('bare arrays read on to the empty page', async () => {
+      const { fetchPage, requests } = service(930, { cap: 50 });
+      const { summary } = await readAll(fetchPage, 50, { startPage: 17, skipped: 850 });
+      expect(requests).toEqual([17, 18, 19]);
+      expect(summary).toMatchObject({ items: 80, endedBy: 'empty-page' });
+    });
+
+    it('counts the ceiling in pages read, and still catches an ignored `page`', async () => {
+      const { fetchPage } = service(10_000, { cap: 10 });
+      const { summary } = await readAll(fetchPage, 5, { startPage: 997, skipped: 9970 });
+      expect(summary).toMatchObject({ pages: 4, items: 30 });
+      const ignoring = service(500, { ignorePage: true });
+      await expect(readAll(ignoring.fetchPage, 50, { startPage: 3, skipped: 300 })).rejects.toThrow(
+        PaginationError,
+      );
+      expect(ignoring.requests).toEqual([3, 4]);
+    });
   });
 });

@@ -143,6 +143,7 @@ const EnvSchema = z.object({
   SETTLE_LAG: duration('SETTLE_LAG').prefault('2m'),
   WINDOW_PAD: duration('WINDOW_PAD').prefault('1m'),
   TRANSFERS_FULL_SCAN_EVERY: duration('TRANSFERS_FULL_SCAN_EVERY', 1_000).prefault('1h'),
+  TRANSFERS_UNORDERED_SCAN_EVERY: duration('TRANSFERS_UNORDERED_SCAN_EVERY').prefault('0s'),
   REVISIT_EVERY: duration('REVISIT_EVERY').prefault('1h'),
   PAGE_SIZE: integer('PAGE_SIZE', 1, 10_000).prefault('100'),
   UPSTREAM_RPS: positiveNumber('UPSTREAM_RPS').prefault('10'),

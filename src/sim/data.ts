@@ -161,6 +161,23 @@ export function transferTrajectory(rng: Rng, createdAt: number): [number, string
   return [createdAt + delay, rng() < 0.85 ? 'COMPLETE' : 'FAILED'];
 }
 
+/** A transfer with the given identity and settling time (late arrivals made while the simulator runs). */
+export function newTransfer(
+  rng: Rng,
+  given: { id: string; reference: string; createdAt: number; finalAt: number; shuffleKey: number },
+): TransferRecord {
+  const operator = pick(rng, OPERATORS);
+  return {
+    ...given,
+    amount: amountOf(rng),
+    nameJson: pick(rng, NAME_JSON),
+    phone: phoneOf(rng, operator),
+    code: operator.code,
+    pendingAt: Infinity,
+    finalStatus: rng() < 0.85 ? 'COMPLETE' : 'FAILED',
+  };
+}
+
 export function generateTransfers(plan: OrgPlan): TransferRecord[] {
   const rng = mulberry32(mix32(plan.seed, plan.orgIndex, 0x74726673));
   const times = creationTimes(rng, plan, plan.transfersPerDay);

@@ -130,6 +130,7 @@ export function listPage(
   for (let i = from; i < to; i++) parts[i - from] = serialize(q.stream, selection.items[i] as Timeline, now);
   const data = `[${parts.join(',')}]`;
   if (q.stream === 'payments' && s.driftPerPage > 0) sim.drift(key, q.fromMs, q.toMs);
+  if (q.stream === 'transfers' && s.transferDriftPerPage > 0) sim.driftTransfers(key.organizationId);
   const headers = { 'content-type': 'application/json; charset=utf-8' };
   if (!wrap) return { status: 200, headers, body: data };
   const total = Math.max(0, selection.end - selection.start + s.totalOffset);

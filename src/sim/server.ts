@@ -145,6 +145,10 @@ function running(
     switches: () => sim.switches(),
     payments: (org) => sim.payments(org),
     transfers: (org) => sim.transfers(org),
+    addTransfer: (org, createdAt) => sim.addTransfer(org, createdAt.getTime()).id,
+    removeTransfer: (org, id) => {
+      if (!sim.store.remove('transfers', org, id)) throw new RangeError(`no transfer ${id} in ${org}`);
+    },
     requestLog: () => sim.requestLog(),
     clearRequestLog: () => sim.clearRequestLog(),
     revokeKey: (key) => sim.revokeKey(key),

@@ -9,6 +9,7 @@ import {
   generateTransfers,
   objectId,
   orgTagOf,
+  newTransfer,
   randomPayment,
 } from './data.js';
 import { type ApiKey, type Directory, buildDirectory } from './keys.js';
@@ -128,6 +129,32 @@ export class Simulator {
         this.newPayment(key.organizationId, key.id, createdAt),
       );
     }
+  }
+
+  /** `transferDriftPerPage`: late transfers, created within the past day, as if they arrived while paging. */
+  driftTransfers(organizationId: string): void {
+    const now = this.now();
+    for (let i = 0; i < this.switchValues.transferDriftPerPage; i++) {
+      const rng = mulberry32(mix32(this.seed, this.created, 0x74647266));
+      this.addTransfer(organizationId, now - 1 - Math.floor(rng() * DAY_MS));
+    }
+  }
+
+  /** A new transfer with this `createdAt`, settling within the hour after now. */
+  addTransfer(organizationId: string, createdAt: number): TransferRecord {
+    const n = this.created++;
+    const tag = orgTagOf(organizationId);
+    const rng = mulberry32(mix32(this.seed, n, 0x74726e66));
+    const id = objectId(createdAt / SECOND, tag, CREATED_COUNTER_BASE + n);
+    const record = newTransfer(rng, {
+      id,
+      reference: `TRF-${tag.toUpperCase()}N${n.toString(36).toUpperCase().padStart(6, '0')}`,
+      createdAt,
+      finalAt: this.now() + 10 * SECOND + Math.floor(rng() * 3600 * SECOND),
+      shuffleKey: hashString(id),
+    });
+    this.store.insert('transfers', organizationId, record);
+    return record;
   }
 
   private newPayment(organizationId: string, apiKeyId: string, createdAt: number): PaymentRecord {

@@ -67,6 +67,16 @@ export class Store {
     this.version++;
   }
 
+  /** Removes a record (the service deleted it); false when there was none with that id. */
+  remove(stream: StreamName, organizationId: string, id: string): boolean {
+    const items = this.list(stream, organizationId);
+    const at = items.findIndex((r) => r.id === id);
+    if (at < 0) return false;
+    items.splice(at, 1);
+    this.version++;
+    return true;
+  }
+
   list(stream: StreamName, organizationId: string): Timeline[] {
     const items = (stream === 'payments' ? this.payments : this.transfers).get(organizationId);
     if (!items) throw new Error(`unknown organisation ${organizationId}`);

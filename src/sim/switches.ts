@@ -24,6 +24,7 @@ export const DEFAULT_SWITCHES: Readonly<SimSwitches> = Object.freeze({
   notJsonRate: 0,
   totalOffset: 0,
   driftPerPage: 0,
+  transferDriftPerPage: 0,
   initializeStatus: 201,
 });
 
@@ -53,6 +54,7 @@ const CHECKS: Record<keyof SimSwitches, Check> = {
   notJsonRate: isRate,
   totalOffset: Number.isInteger,
   driftPerPage: isCount,
+  transferDriftPerPage: isCount,
   initializeStatus: (v) => v === 200 || v === 201,
 };
 

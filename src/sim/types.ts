@@ -45,6 +45,11 @@ export interface SimSwitches {
   totalOffset: number;
   /** After each list page is served, this many new payments are created inside the requested window. */
   driftPerPage: number;
+  /**
+   * After each transfers page is served, this many new transfers appear with a `createdAt` in the past
+   * day (late arrivals): an oldest-first list shifts under the pager.
+   */
+  transferDriftPerPage: number;
   /** HTTP status of a successful initialize (200 or 201: not shown by the interface). */
   initializeStatus: 200 | 201;
 }
@@ -151,6 +156,10 @@ export interface RunningSimulator {
   /** Every request served since start (or since `clearRequestLog`). */
   requestLog(): readonly SimRequestLogEntry[];
   clearRequestLog(): void;
+  /** A transfer that appears now with this `createdAt` (a late arrival when in the past); returns its id. */
+  addTransfer(organisationId: string, createdAt: Date): string;
+  /** Removes a transfer from the list (the service deleted it). */
+  removeTransfer(organisationId: string, id: string): void;
   /** Revokes a key: from now on it gets 401. */
   revokeKey(key: string): void;
   stop(): Promise<void>;

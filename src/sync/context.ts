@@ -6,6 +6,9 @@ import type { Pool } from 'pg';
 import type { Logger } from '../log.js';
 import type { Source } from '../config/settings.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { Stream } from '../upstream/schemas.js';
+import type { TransferMemory } from './transfer-state.js';
+import type { SyncWarehouse } from './ports.js';
 
 export interface SyncOptions {
   /** Requested page size (the service may cap it). */
@@ -43,12 +46,33 @@ export interface WindowReport {
   ms: number;
 }
 
+/** The incomplete marks `status` shows (CheckpointStore is the Redis adapter). */
+export interface IncompleteMarkers {
+  markIncomplete(source: string, stream: Stream, window: string, detail: string): Promise<void>;
+  clearIncomplete(source: string, stream: Stream, window: string): Promise<void>;
+  get(source: string, stream: Stream): Promise<{ incompleteWindows: Array<{ window: string }> }>;
+}
+
 export interface SyncContext {
   source: Source;
   client: UpstreamClient;
+  /** The warehouse pool: the default adapters below are built on it when none is given. */
   pool: Pool;
+  /** The warehouse operations of the sync core (default: the PostgreSQL adapter on `pool`). */
+  warehouse?: SyncWarehouse;
   log: Logger;
   options: SyncOptions;
   /** Called once per finished window (metrics, progress). */
   onWindow?: (report: WindowReport) => void;
+  /** The clock of sync decisions and of the times the sync log records (default: the wall clock). */
+  now?: () => Date;
+  /** Where incomplete reads are marked and, once a later complete read covers them, cleared. */
+  checkpoints?: IncompleteMarkers;
+  /** What the transfers sync remembers of the list (default: the PostgreSQL adapter on `pool`). */
+  transferMemory?: TransferMemory;
+}
+
+/** The sync clock: `now` when given, else the wall clock. */
+export function clockOf(ctx: Pick<SyncContext, 'now'>): Date {
+  return ctx.now?.() ?? new Date();
 }

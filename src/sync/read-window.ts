@@ -1,22 +1,23 @@
 /**
  * One read of one payments window: page through the list with the window's padded `dateFrom`/`dateTo`,
  * validate each page record by record, and load the pages as they arrive, in batches of at least PAGE_SIZE
- * records (the next page is fetched while the previous batch is being written). Returns what was seen, for
- * the completeness decision in window-run.ts. Every page it read is committed before it returns, also
+ * records (the next page is fetched while the previous batch is being written). Returns what was seen, the
+ * evidence for `decideWindow` (read-verdict.ts); decides nothing. Every page it read is committed before it returns, also
  * when reading fails part-way; a failure leaves only whole pages.
  */
-import { loadPage } from '../warehouse/loader.js';
+import { warehouseOf } from './adapters.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validatePayments, type Payment, type RejectedRecord } from '../upstream/schemas.js';
 import { paddedQuery, type Window } from './windows.js';
 import type { SyncContext } from './context.js';
+import { DistinctIds } from './read-verdict.js';
 
 export interface ReadOutcome {
-  /** Distinct ids received (valid and rejected records alike: the service counts both). */
-  ids: Set<string>;
-  /** Records without a usable id (rejected): each counts once. */
-  anonymous: number;
+  /** Distinct records received, valid and rejected alike (the service counts both). */
+  ids: DistinctIds;
+  /** readPages' own summary; null when the read was abandoned for a split. */
+  summary: PagingSummary | null;
   records: number;
   rejects: number;
   pages: number;
@@ -30,8 +31,8 @@ export interface ReadOutcome {
 
 function emptyOutcome(): ReadOutcome {
   return {
-    ids: new Set(),
-    anonymous: 0,
+    ids: new DistinctIds(),
+    summary: null,
     records: 0,
     rejects: 0,
     pages: 0,
@@ -56,10 +57,7 @@ function tally(
   if (page.items.length > 0) out.nonEmptyPages += 1;
   if (page.total !== null) out.maxTotal = Math.max(out.maxTotal ?? 0, page.total);
   for (const id of validIds) out.ids.add(id);
-  for (const reject of rejects) {
-    if (reject.id === null) out.anonymous += 1;
-    else out.ids.add(reject.id);
-  }
+  for (const reject of rejects) out.ids.add(reject.id);
   out.records += validIds.length;
   out.rejects += rejects.length;
   out.farOutside += farOutside(createdAts, query);
@@ -85,7 +83,8 @@ export async function readPaymentsWindow(
   window: Window,
   opts: ReadOptions = {},
 ): Promise<ReadOutcome> {
-  const { client, pool, source, options } = ctx;
+  const { client, source, options } = ctx;
+  const warehouse = warehouseOf(ctx);
   const query = paddedQuery(window, options.padMs);
   const pages = readPages((page) => client.listPayments({ page, size: options.pageSize, ...query }), {
     size: options.pageSize,
@@ -101,7 +100,7 @@ export async function readPaymentsWindow(
   const load = () => {
     const { records, rejects } = batch;
     batch = { records: [], rejects: [] };
-    return loadPage(pool, {
+    return warehouse.loadPage({
       source: source.name,
       stream: 'payments',
       organizationId: null,
@@ -114,7 +113,10 @@ export async function readPaymentsWindow(
   try {
     for (;;) {
       const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
-      if (next.done) break;
+      if (next.done) {
+        out.summary = next.value;
+        break;
+      }
       const page = next.value;
       const createdAtsOf = () =>
         page.items.map((item) => (item as { createdAt?: unknown } | null)?.createdAt);
@@ -149,8 +151,4 @@ export async function readPaymentsWindow(
   await loading;
   if (batched() > 0) await load();
   return out;
-}
-
-export function distinctCount(out: ReadOutcome): number {
-  return out.ids.size + out.anonymous;
 }

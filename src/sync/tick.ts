@@ -6,12 +6,12 @@
  */
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings.js';
-import { completedWindows, nonFinalDays } from '../warehouse/sync-log.js';
+import { warehouseOf } from './adapters.js';
 import { contiguousEnd } from './checkpoint-rebuild.js';
 import type { CheckpointStore } from './checkpoints.js';
 import type { SyncContext } from './context.js';
-import { runTransfers, type TransfersResult } from './transfers-run.js';
-import { TransferStateStore } from './transfer-state.js';
+import { runTransfers, transferMemoryOf, type TransfersResult } from './transfers-run.js';
+import { planTransfersRead } from './transfers-plan.js';
 import { runPaymentsWindow, type WindowResult } from './window-run.js';
 import {
   dayWindow,
@@ -58,7 +58,7 @@ export async function rebuildCheckpoint(
   deps: TickDeps,
   stream: 'payments' | 'transfers',
 ): Promise<Date | null> {
-  const rows = await completedWindows(deps.pool, deps.source.name, stream);
+  const rows = await warehouseOf(deps).completedWindows(deps.source.name, stream);
   // Backfill windows do not count: a backfill never moves the live checkpoint (PRODUCT.md).
   const complete = rows.filter((w) => w.outcome === 'complete' && w.kind !== 'backfill');
   if (complete.length === 0) return null;
@@ -163,13 +163,8 @@ async function withPageHint(deps: TickDeps): Promise<TickDeps> {
  */
 async function revisitsDue(deps: TickDeps, windows: Window[], now: Date): Promise<Window[]> {
   if (windows.length === 0) return [];
-  const { rows } = await deps.pool.query<{ window_start: Date; window_end: Date }>(
-    `SELECT window_start, window_end FROM reporting.sync_windows
-      WHERE source = $1 AND stream = 'payments' AND outcome = 'complete' AND fetched_at > $2
-        AND window_start = ANY($3::timestamptz[])`,
-    [deps.source.name, new Date(now.getTime() - deps.settings.REVISIT_EVERY), windows.map((w) => w.start)],
-  );
-  const fresh = new Set(rows.map((r) => `${r.window_start.getTime()}/${r.window_end.getTime()}`));
+  const since = new Date(now.getTime() - deps.settings.REVISIT_EVERY);
+  const fresh = await warehouseOf(deps).freshWindows(deps.source.name, 'payments', since, windows);
   return windows.filter((w) => !fresh.has(`${w.start.getTime()}/${w.end.getTime()}`));
 }
 
@@ -186,7 +181,7 @@ export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport>
   const windows = await runWindows(deps, windowsCovering(from, now, zone), 'live');
   const covered = new Set(windows.map((w) => w.window));
   const horizon = new Date(now.getTime() - settings.SETTLE_HORIZON);
-  const days = await nonFinalDays(deps.pool, source.name, 'payments', zone, from, horizon);
+  const days = await warehouseOf(deps).nonFinalDays(source.name, 'payments', zone, from, horizon);
   const unsettled = days.map((d) => dayWindow(d, zone)).filter((w) => !covered.has(windowLabel(w)));
   const revisits = await runWindows(deps, await revisitsDue(deps, unsettled, now), 'revisit');
   await noteWindows(deps, [...windows, ...revisits]);
@@ -207,50 +202,42 @@ async function advanceFrom(deps: TickDeps, windows: WindowResult[], now: Date): 
 }
 
 /** The organisation a source's transfers belong to: the interface gives none, the source's payments do. */
-export async function organisationOf(deps: TickDeps): Promise<string | null> {
-  const { rows } = await deps.pool.query<{ organization_id: string }>(
-    `SELECT organization_id FROM reporting.payments WHERE source = $1 GROUP BY organization_id ORDER BY count(*) DESC LIMIT 1`,
-    [deps.source.name],
-  );
-  return rows[0]?.organization_id ?? null;
+export async function organisationOf(deps: SyncContext): Promise<string | null> {
+  return warehouseOf(deps).organisationOf(deps.source.name);
 }
 
-async function oldestUnsettledTransfer(deps: TickDeps, horizon: Date): Promise<Date | null> {
-  const { rows } = await deps.pool.query<{ oldest: Date | null }>(
-    `SELECT min(created_at) AS oldest FROM reporting.transfers
-      WHERE source = $1 AND status NOT IN ('COMPLETE', 'FAILED') AND created_at >= $2`,
-    [deps.source.name, horizon],
-  );
-  return rows[0]?.oldest ? new Date(rows[0].oldest) : null;
-}
-
-/** Transfers: a newest-first early-stopping read when the list is known to be newest-first, else a full scan at its own pace. */
+/**
+ * Transfers: the read the list's order allows (transfers-plan.ts), run to a verdict. Whatever the order,
+ * after the tick every transfer the service listed before it began is held with the status it showed;
+ * only with TRANSFERS_UNORDERED_SCAN_EVERY set may an unordered list's tick skip (null).
+ */
 export async function tickTransfers(deps: TickDeps): Promise<TransfersResult | null> {
   const { settings, source } = deps;
   const now = deps.now();
-  const store = new TransferStateStore(deps.redis, settings.PAYSYNC_QUEUE_PREFIX);
-  const findings = await store.get(source.name);
-  const checkpoint = await currentCheckpoint(deps, 'transfers');
-  const fullDue =
-    !findings.lastFullScanAt ||
-    now.getTime() - findings.lastFullScanAt.getTime() >= settings.TRANSFERS_FULL_SCAN_EVERY;
-  // The transfer list's order, as the last read saw it, or else as the probe found it (each read checks it).
-  const newestFirst = findings.newestFirst ?? (await syncHints(deps)).transfersNewestFirst;
-  if (!fullDue && !newestFirst) return null; // not newest-first: only periodic full scans are safe
-  let stopBefore: Date | null = null;
-  if (!fullDue && checkpoint) {
-    const unsettled = await oldestUnsettledTransfer(deps, new Date(now.getTime() - settings.SETTLE_HORIZON));
-    const lookback = checkpoint.getTime() - settings.SYNC_LOOKBACK;
-    stopBefore = new Date(Math.min(lookback, unsettled?.getTime() ?? lookback));
-  }
-  const mode = stopBefore ? 'newest-first' : 'full';
-  const result = await runTransfers(deps, { mode, stopBefore, organizationId: await organisationOf(deps) });
-  await store.recordScan(source.name, !result.stoppedEarly, result.newestFirst, now);
-  if (result.outcome === 'complete') {
+  const memory = transferMemoryOf(deps);
+  const unsettled = await memory.unsettled(source.name, new Date(now.getTime() - settings.SETTLE_HORIZON));
+  const read = planTransfersRead({
+    now,
+    list: await memory.list(source.name),
+    checkpoint: await currentCheckpoint(deps, 'transfers'),
+    pageSize: deps.options.pageSize,
+    unsettled,
+    held: await memory.held(source.name),
+    lookbackMs: settings.SYNC_LOOKBACK,
+    fullScanEveryMs: settings.TRANSFERS_FULL_SCAN_EVERY,
+    unorderedScanEveryMs: settings.TRANSFERS_UNORDERED_SCAN_EVERY,
+  });
+  deps.log.debug({ source: source.name, read }, 'transfers read planned');
+  if (read.mode === 'skip') return null;
+  const result = await runTransfers(deps, {
+    mode: read.mode,
+    stopBefore: read.mode === 'newest-first' ? read.stopBefore : null,
+    organizationId: await organisationOf(deps),
+    ...(read.mode === 'tail'
+      ? { startPage: read.startPage, skipped: read.skipped, mustSee: unsettled.ids }
+      : {}),
+  });
+  if (result.outcome === 'complete')
     await deps.checkpoints.advance(source.name, 'transfers', new Date(now.getTime() - settings.SETTLE_LAG));
-    await deps.checkpoints.clearIncomplete(source.name, 'transfers', 'scan');
-  } else {
-    await deps.checkpoints.markIncomplete(source.name, 'transfers', 'scan', result.detail ?? 'incomplete');
-  }
   return result;
 }

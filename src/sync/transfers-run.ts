@@ -1,170 +1,300 @@
 /**
- * Transfers have no date filter in the interface: the list can only be read whole, from page 0.
+ * Runs one read of the transfer list to a verdict (the list has no date filter: it is read by position).
  *
- * The service's ordering is an open point, so it is detected from what comes back. While every item read
- * so far is newest-first by `createdAt`, a `newest-first` run stops at the first page that reaches past
- * `stopBefore` (checkpoint minus lookback, or the oldest transfer still unsettled): nothing older can
- * follow. The moment the order breaks, the run reads to the end instead. A full scan counts as complete
- * when the distinct ids reach the service's `total` (where it sends one) and paging ended on evidence.
+ * - `newest-first`: from page 0, stopping at the first page past `stopBefore` while the order holds; if
+ *   the order breaks the read goes to the end and is judged as a full scan.
+ * - `tail` (oldest-first): from `startPage` to the end; complete only when decideTail finds the proof,
+ *   else a full scan in the same run.
+ * - `full`: from page 0 to the end, read once more on a shortfall (decideScan).
+ * Every read remembers the position of each id (transfer-state.ts), and the order it saw. The verdict
+ * goes to the sync log after the rows are committed; an incomplete scan is marked for `status`, and the
+ * mark is cleared by the next read that proves the whole list is held (a tick's, a backfill's, a retry's).
  */
-import { loadPage, recordWindow } from '../warehouse/loader.js';
-import { ENDPOINTS } from '../upstream/client.js';
-import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
-import { validateTransfers } from '../upstream/schemas.js';
-import type { SyncContext, WindowReport } from './context.js';
+import { performance } from 'node:perf_hooks';
+import { transferMemoryOf, warehouseOf } from './adapters.js';
+import { clockOf, type SyncContext, type WindowReport } from './context.js';
+import { DistinctIds, decideNewestFirst, decideScan, decideTail, orderOf } from './read-verdict.js';
+import type { ListOrder, TransferList, TransferMemory } from './transfer-state.js';
+import { readTransferList, type TransferReadOutcome } from './transfers-read.js';
 
 export interface TransfersPlan {
-  mode: 'newest-first' | 'full';
+  mode: 'newest-first' | 'full' | 'tail';
   /** Newest-first runs stop once a page reaches a transfer created before this instant. */
   stopBefore: Date | null;
   organizationId: string | null;
+  /** Tail runs: the first page, and the records taken to be on the pages before it. */
+  startPage?: number;
+  skipped?: number;
+  /** Tail runs: the unsettled transfers held, each of which the tail must see again. */
+  mustSee?: readonly string[];
 }
 
 export interface TransfersResult extends WindowReport {
-  /** Whether every item read was in newest-first order (the ordering finding). */
+  /** The order the read showed (the ordering finding). */
+  order: ListOrder;
+  /** Whether every item read was in newest-first order. */
   newestFirst: boolean;
   stoppedEarly: boolean;
+  /** The read that decided the verdict: a full scan when a shortcut fell back. */
+  mode: 'newest-first' | 'tail' | 'full';
+  /** Why a shortcut fell back to a full scan, if it did. */
+  fellBack: string | null;
   detail: string | null;
 }
 
-interface ScanState {
-  ids: Set<string>;
-  anonymous: number;
+/** What the runs accumulate over their reads. */
+interface RunTally {
+  ids: DistinctIds;
   records: number;
   rejects: number;
   pages: number;
+  reads: number;
   maxTotal: number | null;
-  newestFirst: boolean;
-  previous: number;
-  oldestSeen: number;
 }
 
-function observeOrder(state: ScanState, createdAts: string[]): void {
-  for (const text of createdAts) {
-    const t = Date.parse(text);
-    if (t > state.previous) state.newestFirst = false;
-    state.previous = t;
-    state.oldestSeen = Math.min(state.oldestSeen, t);
-  }
+function add(t: RunTally, read: TransferReadOutcome): void {
+  t.ids.merge(read.ids);
+  t.records += read.records;
+  t.rejects += read.rejects;
+  t.pages += read.pages;
+  t.reads += 1;
+  if (read.maxTotal !== null) t.maxTotal = Math.max(t.maxTotal ?? 0, read.maxTotal);
 }
 
-function tallyPage(state: ScanState, page: PageRead, ids: string[], rejectIds: (string | null)[]): void {
-  state.pages += 1;
-  if (page.total !== null) state.maxTotal = Math.max(state.maxTotal ?? 0, page.total);
-  for (const id of ids) state.ids.add(id);
-  for (const id of rejectIds) {
-    if (id === null) state.anonymous += 1;
-    else state.ids.add(id);
-  }
-  state.records += ids.length;
-  state.rejects += rejectIds.length;
+interface Verdict {
+  mode: TransfersResult['mode'];
+  complete: boolean;
+  /** The read proved every transfer of the list is held (clears an incomplete mark). */
+  whole: boolean;
+  stoppedEarly: boolean;
+  order: ListOrder;
+  detail: string | null;
+  fellBack: string | null;
+  windowStart: Date;
 }
+
+export { transferMemoryOf } from './adapters.js';
 
 export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promise<TransfersResult> {
-  const started = Date.now();
-  const { client, pool, source, options } = ctx;
-  const pages = readPages((page) => client.listTransfers({ page, size: options.pageSize }), {
-    size: options.pageSize,
-    maxPages: options.maxPagesPerRead,
-    endpoint: ENDPOINTS.transfers,
-    source: source.name,
-  });
-  const state: ScanState = {
-    ids: new Set(),
-    anonymous: 0,
-    records: 0,
-    rejects: 0,
-    pages: 0,
-    maxTotal: null,
-    newestFirst: true,
-    previous: Number.POSITIVE_INFINITY,
-    oldestSeen: Number.POSITIVE_INFINITY,
-  };
-  let stoppedEarly = false;
-  for (;;) {
-    const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
-    if (next.done) break;
-    const { valid, rejects } = validateTransfers(next.value.items);
-    observeOrder(
-      state,
-      valid.map((t) => t.createdAt),
-    );
-    tallyPage(
-      state,
-      next.value,
-      valid.map((t) => t.id),
-      rejects.map((r) => r.id),
-    );
-    await loadPage(pool, {
-      source: source.name,
-      stream: 'transfers',
-      organizationId: plan.organizationId,
-      records: valid,
-      rejects,
-    });
-    if (canStopEarly(plan, state)) {
-      stoppedEarly = true;
-      await pages.return(undefined as never);
-      break;
-    }
-  }
-  return finishTransfers(ctx, plan, state, stoppedEarly, started);
+  const startedMs = performance.now();
+  const at = clockOf(ctx);
+  const memory = transferMemoryOf(ctx);
+  const t: RunTally = { ids: new DistinctIds(), records: 0, rejects: 0, pages: 0, reads: 0, maxTotal: null };
+  let verdict: Verdict;
+  if (plan.mode === 'tail') verdict = await runTail(ctx, memory, plan, t, at);
+  else if (plan.mode === 'newest-first') verdict = await runNewestFirst(ctx, memory, plan, t, at);
+  else verdict = await runFull(ctx, memory, plan, t, at, null);
+  return finish(ctx, t, verdict, at, performance.now() - startedMs);
 }
 
-function canStopEarly(plan: TransfersPlan, state: ScanState): boolean {
-  return (
-    plan.mode === 'newest-first' &&
-    plan.stopBefore !== null &&
-    state.newestFirst &&
-    state.oldestSeen < plan.stopBefore.getTime()
-  );
-}
-
-async function finishTransfers(
+async function runNewestFirst(
   ctx: SyncContext,
+  memory: TransferMemory,
   plan: TransfersPlan,
-  state: ScanState,
-  stoppedEarly: boolean,
-  started: number,
+  t: RunTally,
+  at: Date,
+): Promise<Verdict> {
+  const spec = {
+    startPage: 0,
+    skipped: 0,
+    stopBefore: plan.stopBefore,
+    organizationId: plan.organizationId,
+    at,
+  };
+  const read = await readTransferList(ctx, memory, spec);
+  add(t, read);
+  if (read.summary !== null) return runFull(ctx, memory, plan, t, at, read); // the order broke: read to the end
+  const list = await memory.list(ctx.source.name);
+  const held = (await memory.held(ctx.source.name)) + (list?.anonymous ?? 0);
+  const verdict = decideNewestFirst({ held, maxTotal: t.maxTotal });
+  if (verdict.verdict === 'full-scan') return fallBack(ctx, memory, plan, t, at, verdict.why);
+  return {
+    mode: 'newest-first',
+    complete: true,
+    whole: t.maxTotal !== null,
+    stoppedEarly: true,
+    order: 'newest-first',
+    detail: null,
+    fellBack: null,
+    windowStart: plan.stopBefore ?? new Date(0),
+  };
+}
+
+async function runTail(
+  ctx: SyncContext,
+  memory: TransferMemory,
+  plan: TransfersPlan,
+  t: RunTally,
+  at: Date,
+): Promise<Verdict> {
+  const list = await memory.list(ctx.source.name);
+  const startPage = plan.startPage ?? 0;
+  const spec = {
+    startPage,
+    skipped: plan.skipped ?? 0,
+    stopBefore: null,
+    organizationId: plan.organizationId,
+    at,
+  };
+  const read = await readTransferList(ctx, memory, spec);
+  add(t, read);
+  const mustSee = plan.mustSee ?? [];
+  const tail = decideTail({
+    oldestFirst: read.order.ascending,
+    firstPageCount: read.firstPage.count,
+    firstPageKnown: read.firstPage.known,
+    geometryChanged: read.servedSize !== null && read.servedSize !== list?.servedSize,
+    unsettledMissed: mustSee.filter((id) => !read.ids.ids.has(id)).length,
+    held: (await memory.held(ctx.source.name)) + (list?.anonymous ?? 0),
+    maxTotal: read.maxTotal,
+  });
+  if (tail.verdict === 'full-scan') return fallBack(ctx, memory, plan, t, at, tail.why);
+  if (list) await memory.saveList(ctx.source.name, { ...list, lastFullScanAt: null }, at);
+  return {
+    mode: 'tail',
+    complete: true,
+    whole: true,
+    stoppedEarly: false,
+    order: 'oldest-first',
+    detail: null,
+    fellBack: null,
+    windowStart: new Date(0),
+  };
+}
+
+/** A shortcut that could not prove the list whole: a full scan in the same run. */
+async function fallBack(
+  ctx: SyncContext,
+  memory: TransferMemory,
+  plan: TransfersPlan,
+  t: RunTally,
+  at: Date,
+  why: string,
+): Promise<Verdict> {
+  ctx.log.info({ source: ctx.source.name, mode: plan.mode, why }, 'transfers read unproven; full scan');
+  const full = await runFull(ctx, memory, plan, t, at, null);
+  return { ...full, fellBack: why };
+}
+
+/** A full scan; `first` is a read from page 0 to the end already made (a newest-first read that ran on). */
+async function runFull(
+  ctx: SyncContext,
+  memory: TransferMemory,
+  plan: TransfersPlan,
+  t: RunTally,
+  at: Date,
+  first: TransferReadOutcome | null,
+): Promise<Verdict> {
+  const scan = new DistinctIds();
+  let read = first;
+  let reads = 0;
+  let firstRead: TransferReadOutcome | null = first;
+  for (;;) {
+    if (read === null) {
+      const spec = { startPage: 0, skipped: 0, stopBefore: null, organizationId: plan.organizationId, at };
+      read = await readTransferList(ctx, memory, spec);
+      add(t, read);
+    }
+    firstRead ??= read;
+    scan.merge(read.ids);
+    reads += 1;
+    const verdict = decideScan({ reads, distinct: scan.size, maxTotal: t.maxTotal });
+    if (verdict.verdict === 're-read') {
+      read = null;
+      continue;
+    }
+    const complete = verdict.verdict === 'complete';
+    const order = orderOf(firstRead.order);
+    await rememberScan(ctx, memory, firstRead, scan, order, complete, at);
+    return {
+      mode: 'full',
+      complete,
+      whole: complete,
+      stoppedEarly: false,
+      order,
+      detail: complete ? null : verdict.detail,
+      fellBack: null,
+      windowStart: new Date(0),
+    };
+  }
+}
+
+async function rememberScan(
+  ctx: SyncContext,
+  memory: TransferMemory,
+  read: TransferReadOutcome,
+  scan: DistinctIds,
+  order: ListOrder,
+  complete: boolean,
+  at: Date,
+): Promise<void> {
+  const list: TransferList = {
+    order,
+    pageSize: ctx.options.pageSize,
+    servedSize: read.servedSize ?? ctx.options.pageSize,
+    anonymous: scan.anonymous,
+    lastFullScanAt: complete ? at : null,
+  };
+  if (complete) await memory.forgetUnseen(ctx.source.name, at); // ids the whole list no longer shows
+  await memory.saveList(ctx.source.name, list, at);
+}
+
+async function finish(
+  ctx: SyncContext,
+  t: RunTally,
+  v: Verdict,
+  at: Date,
+  ms: number,
 ): Promise<TransfersResult> {
-  const distinct = state.ids.size + state.anonymous;
-  const short = !stoppedEarly && state.maxTotal !== null && distinct < state.maxTotal;
-  const detail = short
-    ? `received ${distinct} distinct transfers of the ${state.maxTotal} the service reported`
-    : null;
-  const windowStart = stoppedEarly && plan.stopBefore ? plan.stopBefore : new Date(0);
+  const outcome = v.complete ? 'complete' : 'incomplete';
   const result: TransfersResult = {
     source: ctx.source.name,
     stream: 'transfers',
-    window: `${windowStart.toISOString()}/${new Date(started).toISOString()}`,
-    kind: stoppedEarly ? 'newest-first' : 'scan',
-    pages: state.pages,
-    records: state.records,
-    rejects: state.rejects,
-    reportedTotal: state.maxTotal,
-    distinct,
-    reads: 1,
-    outcome: short ? 'incomplete' : 'complete',
-    ms: Date.now() - started,
-    newestFirst: state.newestFirst,
-    stoppedEarly,
-    detail,
+    window: `${v.windowStart.toISOString()}/${at.toISOString()}`,
+    kind: v.mode === 'full' ? 'scan' : v.mode,
+    pages: t.pages,
+    records: t.records,
+    rejects: t.rejects,
+    reportedTotal: t.maxTotal,
+    distinct: t.ids.size,
+    reads: t.reads,
+    outcome,
+    ms: Math.round(ms),
+    order: v.order,
+    newestFirst: v.order === 'newest-first',
+    stoppedEarly: v.stoppedEarly,
+    mode: v.mode,
+    fellBack: v.fellBack,
+    detail: v.detail,
   };
-  await recordWindow(ctx.pool, {
+  await warehouseOf(ctx).recordWindow({
     source: ctx.source.name,
     stream: 'transfers',
-    windowStart,
-    windowEnd: new Date(started),
+    windowStart: v.windowStart,
+    windowEnd: at,
     kind: 'scan',
-    fetchedAt: new Date(started),
-    records: state.records,
-    rejects: state.rejects,
-    reportedTotal: state.maxTotal,
-    pages: state.pages,
-    outcome: result.outcome,
-    detail,
+    fetchedAt: at,
+    records: t.records,
+    rejects: t.rejects,
+    reportedTotal: t.maxTotal,
+    pages: t.pages,
+    outcome,
+    detail: v.detail,
   });
-  ctx.log[short ? 'warn' : 'info']({ ...result }, short ? 'transfers scan incomplete' : 'transfers synced');
+  await noteMark(ctx, v);
+  ctx.log[v.complete ? 'info' : 'warn'](
+    { ...result },
+    v.complete ? 'transfers synced' : 'transfers scan incomplete',
+  );
   ctx.onWindow?.(result);
   return result;
+}
+
+/** The `scan` mark `status` shows: set by an incomplete read, cleared by any read proving the list whole. */
+async function noteMark(ctx: SyncContext, v: Verdict): Promise<void> {
+  const markers = ctx.checkpoints;
+  if (!markers) return;
+  if (!v.complete)
+    await markers.markIncomplete(ctx.source.name, 'transfers', 'scan', v.detail ?? 'incomplete');
+  else if (v.whole) await markers.clearIncomplete(ctx.source.name, 'transfers', 'scan');
 }

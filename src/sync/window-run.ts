@@ -1,19 +1,18 @@
 /**
  * Runs one payments window to a verdict: complete, or incomplete with the numbers.
  *
- * Complete only on evidence (principle 2):
- * - With a page wrapper, the distinct ids received must reach the largest `total` the service reported.
- *   Offset pagination shifts when records arrive while paging, so a shortfall is re-read (ids accumulate
- *   across reads: every page read was loaded), then the window is cut in two and each half run again.
- * - With bare arrays there is no total. A window read in a single page, or a live window (re-read by the
- *   next ticks anyway), counts as complete; an older window read in several pages is read again and counts
- *   only when a read brings no id the earlier reads had not seen.
- * The verdict is written to the sync log after the window's rows are committed.
+ * The reads gather evidence (read-window.ts); whether the window is complete, is read again, is split or
+ * is reported incomplete is decided by `decideWindow` and `decideSplitFirst` (read-verdict.ts, pure).
+ * The verdict is written to the sync log after the window's rows are committed; a complete window clears
+ * the incomplete marks of every window it covers.
  */
-import { recordWindow } from '../warehouse/loader.js';
+import { performance } from 'node:perf_hooks';
+import { warehouseOf } from './adapters.js';
 import { readPaymentsWindow, type ReadOutcome } from './read-window.js';
+import { DistinctIds, decideSplitFirst, decideWindow } from './read-verdict.js';
+import { clearCoveredMarks } from './incomplete-marks.js';
 import { partsFor, splitWindow, windowLabel, type Window } from './windows.js';
-import type { SyncContext, WindowReport } from './context.js';
+import { clockOf, type SyncContext, type WindowReport } from './context.js';
 
 export type WindowKind = 'live' | 'backfill' | 'revisit';
 
@@ -23,13 +22,13 @@ export interface WindowResult extends WindowReport {
 
 /** Windows shorter than this are not split further. */
 const MIN_SPLIT_MS = 60_000;
-const MAX_BARE_READS = 3;
 /** Most sub-windows one split makes (a day in 24 hours at most). */
 const MAX_PARTS = 24;
 
 interface Tally {
-  union: Set<string>;
-  anonymous: number;
+  ids: DistinctIds;
+  /** Distinct records of the sub-windows a split window was read in. */
+  partsDistinct: number;
   maxTotal: number | null;
   records: number;
   rejects: number;
@@ -38,22 +37,35 @@ interface Tally {
 }
 
 function emptyTally(): Tally {
-  return { union: new Set(), anonymous: 0, maxTotal: null, records: 0, rejects: 0, pages: 0, reads: 0 };
+  return {
+    ids: new DistinctIds(),
+    partsDistinct: 0,
+    maxTotal: null,
+    records: 0,
+    rejects: 0,
+    pages: 0,
+    reads: 0,
+  };
 }
 
+/** Adds a read; returns how many ids it brought that the earlier reads had not. */
 function merge(t: Tally, read: ReadOutcome): number {
-  const before = t.union.size;
-  for (const id of read.ids) t.union.add(id);
-  t.anonymous = Math.max(t.anonymous, read.anonymous);
+  const added = t.ids.merge(read.ids);
   if (read.maxTotal !== null) t.maxTotal = Math.max(t.maxTotal ?? 0, read.maxTotal);
   t.records += read.records;
   t.rejects += read.rejects;
   t.pages += read.pages;
   t.reads += 1;
-  return t.union.size - before;
+  return added;
 }
 
-const distinct = (t: Tally) => t.union.size + t.anonymous;
+const distinct = (t: Tally) => t.ids.size + t.partsDistinct;
+
+/** When a run began: `at` on the sync clock (the sync log's fetched_at), `ms` for its duration. */
+interface Started {
+  ms: number;
+  at: Date;
+}
 
 const ignoredFilterWarned = new Set<string>();
 
@@ -74,65 +86,44 @@ export async function runPaymentsWindow(
   depth = 0,
   parentTotal: number | null = null,
 ): Promise<WindowResult> {
-  const started = Date.now();
+  const started = { ms: performance.now(), at: clockOf(ctx) };
   const t = emptyTally();
   const canSplit =
     depth < ctx.options.maxSplitDepth && window.end.getTime() - window.start.getTime() >= 2 * MIN_SPLIT_MS;
-  // Records far outside the window, or a sub-window reporting as many records as its parent, mean the
-  // service ignores the date filter: cutting would only multiply full reads, so the window is read whole.
-  const tooLarge = (total: number | null, farOutside: number) =>
-    canSplit &&
-    farOutside === 0 &&
-    !(parentTotal !== null && total !== null && total >= parentTotal) &&
-    partsFor(total, ctx.options.pageSize, ctx.options.maxPagesPerWindow) > 1;
+  const { pageSize, maxPagesPerWindow } = ctx.options;
+  const tooLarge = (reportedTotal: number | null, farOutside: number) =>
+    decideSplitFirst({
+      reportedTotal,
+      farOutside,
+      parentTotal,
+      canSplit,
+      parts: Math.min(MAX_PARTS, partsFor(reportedTotal, pageSize, maxPagesPerWindow)),
+    }).split;
 
   const first = await readPaymentsWindow(ctx, window, { tooLarge });
   if (first.abandonedForSplit) {
-    const parts = Math.min(
-      MAX_PARTS,
-      partsFor(first.maxTotal, ctx.options.pageSize, ctx.options.maxPagesPerWindow),
-    );
+    const parts = Math.min(MAX_PARTS, partsFor(first.maxTotal, pageSize, maxPagesPerWindow));
     return runSplit(ctx, window, kind, depth, parts, started, first.maxTotal);
   }
   merge(t, first);
   warnIfFilterIgnored(ctx, first);
-
-  let verdict: { complete: boolean; detail: string | null };
-  if (t.maxTotal !== null) {
-    verdict = await settleAgainstTotal(ctx, window, t);
-    if (!verdict.complete && canSplit) return runSplit(ctx, window, kind, depth, 2, started, t.maxTotal);
-  } else {
-    verdict = await settleWithoutTotal(ctx, window, kind, t, first);
+  let added: number | null = null;
+  for (;;) {
+    const v = decideWindow({
+      kind,
+      reads: t.reads,
+      distinct: distinct(t),
+      maxTotal: t.maxTotal,
+      firstReadPages: first.nonEmptyPages,
+      addedByLastRead: added,
+      canSplit,
+    });
+    if (v.verdict === 're-read') added = merge(t, await readPaymentsWindow(ctx, window));
+    else if (v.verdict === 'split') return runSplit(ctx, window, kind, depth, v.parts, started, t.maxTotal);
+    else if (v.verdict === 'complete')
+      return finish(ctx, window, kind, t, { complete: true, detail: null }, started);
+    else return finish(ctx, window, kind, t, { complete: false, detail: v.detail }, started);
   }
-  return finish(ctx, window, kind, t, verdict, started);
-}
-
-async function settleAgainstTotal(ctx: SyncContext, window: Window, t: Tally) {
-  if (distinct(t) >= (t.maxTotal as number)) return { complete: true, detail: null };
-  merge(t, await readPaymentsWindow(ctx, window)); // offset paging may have shifted: read again
-  if (distinct(t) >= (t.maxTotal as number)) return { complete: true, detail: null };
-  return {
-    complete: false,
-    detail: `received ${distinct(t)} distinct records of the ${t.maxTotal} the service reported, after ${t.reads} reads`,
-  };
-}
-
-async function settleWithoutTotal(
-  ctx: SyncContext,
-  window: Window,
-  kind: WindowKind,
-  t: Tally,
-  first: ReadOutcome,
-) {
-  if (first.nonEmptyPages <= 1 || kind === 'live') return { complete: true, detail: null };
-  while (t.reads < MAX_BARE_READS) {
-    const added = merge(t, await readPaymentsWindow(ctx, window));
-    if (added === 0) return { complete: true, detail: null };
-  }
-  return {
-    complete: false,
-    detail: `no total sent and ${t.reads} reads kept finding new records (${distinct(t)} so far): the list shifts while paging`,
-  };
 }
 
 async function runSplit(
@@ -141,7 +132,7 @@ async function runSplit(
   kind: WindowKind,
   depth: number,
   parts: number,
-  started: number,
+  started: Started,
   reportedTotal: number | null,
 ): Promise<WindowResult> {
   const results: WindowResult[] = [];
@@ -159,7 +150,7 @@ async function runSplit(
     t.rejects += r.rejects;
     t.pages += r.pages;
     t.reads += r.reads;
-    t.anonymous += r.distinct;
+    t.partsDistinct += r.distinct;
     if (r.reportedTotal !== null) t.maxTotal = (t.maxTotal ?? 0) + r.reportedTotal;
   }
   const failed = results.filter((r) => r.outcome !== 'complete');
@@ -178,7 +169,7 @@ async function finish(
   kind: WindowKind,
   t: Tally,
   verdict: { complete: boolean; detail: string | null },
-  started: number,
+  started: Started,
 ): Promise<WindowResult> {
   const result: WindowResult = {
     source: ctx.source.name,
@@ -192,16 +183,16 @@ async function finish(
     distinct: distinct(t),
     reads: t.reads,
     outcome: verdict.complete ? 'complete' : 'incomplete',
-    ms: Date.now() - started,
+    ms: Math.round(performance.now() - started.ms),
     detail: verdict.detail,
   };
-  await recordWindow(ctx.pool, {
+  await warehouseOf(ctx).recordWindow({
     source: ctx.source.name,
     stream: 'payments',
     windowStart: window.start,
     windowEnd: window.end,
     kind,
-    fetchedAt: new Date(started),
+    fetchedAt: started.at,
     records: t.records,
     rejects: t.rejects,
     reportedTotal: t.maxTotal,
@@ -209,6 +200,7 @@ async function finish(
     outcome: result.outcome,
     detail: verdict.detail,
   });
+  if (verdict.complete && ctx.checkpoints) await clearCoveredMarks(ctx.checkpoints, ctx.source.name, window);
   const level = verdict.complete ? 'info' : 'warn';
   ctx.log[level]({ ...result }, verdict.complete ? 'window synced' : 'window incomplete');
   ctx.onWindow?.(result);

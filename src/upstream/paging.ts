@@ -12,6 +12,9 @@
  * - A page k > 0 with exactly the ids of the previous page or of page 0 means the service ignores `page`
  *   (or the list shifts by a whole page per read): PaginationError instead of an endless loop.
  * - A hard ceiling of `maxPages` pages per call: PaginationError saying how to get under it.
+ * - A read may start at a later page (`startPage`, a tail read of a list whose order is known): the pages
+ *   before it are taken to hold `skipped` records, which count towards the wrapper's `total`; the first
+ *   page read plays the part of page 0 for the repeat check, and the ceiling counts pages read.
  * Ordering is never relied on: ids are compared as sets.
  */
 import { PaginationError } from '../errors.js';
@@ -22,6 +25,10 @@ export interface PagingOptions {
   maxPages: number;
   endpoint: string;
   source?: string;
+  /** The first page to read (default 0). */
+  startPage?: number;
+  /** Records on the pages before `startPage` (full pages of the size the service serves). */
+  skipped?: number;
 }
 
 /** A page as read; `index` is the page number requested. */
@@ -54,6 +61,8 @@ export interface PageEvidence {
   received: number;
   /** The earlier page this one repeats exactly, or null. */
   repeats: number | null;
+  /** The first page this read requested (0 unless it started later). */
+  firstIndex?: number;
 }
 
 export type PageDecision =
@@ -82,7 +91,7 @@ export function decideNextPage(
   }
   const endedBy = wrapperEnd(e);
   if (endedBy) return { next: 'stop', endedBy };
-  if (e.index + 1 >= options.maxPages) {
+  if (e.index - (e.firstIndex ?? 0) + 1 >= options.maxPages) {
     return {
       next: 'fail',
       detail:
@@ -113,17 +122,23 @@ export class PageTracker {
   private maxTotal: number | null = null;
   private pages = 0;
 
+  /** `firstIndex`: the first page read; `skipped`: records taken to be on the pages before it. */
+  constructor(
+    private readonly firstIndex = 0,
+    private readonly skipped = 0,
+  ) {}
+
   observe(index: number, page: ListPage): PageEvidence {
     this.pages += 1;
     this.shapes.add(page.shape);
     if (page.total !== null) this.maxTotal = Math.max(this.maxTotal ?? 0, page.total);
     const signature = signatureOf(page.items);
     let repeats: number | null = null;
-    if (index > 0 && page.items.length > 0) {
+    if (index > this.firstIndex && page.items.length > 0) {
       if (signature === this.previousSignature) repeats = index - 1;
-      else if (signature === this.firstSignature) repeats = 0;
+      else if (signature === this.firstSignature) repeats = this.firstIndex;
     }
-    if (index === 0) this.firstSignature = signature;
+    if (index === this.firstIndex) this.firstSignature = signature;
     this.previousSignature = signature;
     for (const item of page.items) {
       const id = (item as { id?: unknown } | null)?.id;
@@ -133,8 +148,9 @@ export class PageTracker {
       else this.anonymous += 1;
     }
     const { shape, total, totalPages, size } = page;
-    const received = this.seen.size + this.anonymous;
-    return { index, count: page.items.length, shape, total, totalPages, size, received, repeats };
+    const received = this.skipped + this.seen.size + this.anonymous;
+    const firstIndex = this.firstIndex;
+    return { index, count: page.items.length, shape, total, totalPages, size, received, repeats, firstIndex };
   }
 
   summary(endedBy: EndedBy): PagingSummary {
@@ -150,7 +166,7 @@ export class PageTracker {
 }
 
 /**
- * Reads pages 0, 1, 2… through `fetchPage` and yields each one (the final empty page too: it may carry the
+ * Reads pages 0, 1, 2… (or from `startPage` on) through `fetchPage` and yields each one (the final empty page too: it may carry the
  * wrapper's `total`). Returns the summary. Throws PaginationError when paging cannot end on evidence; the
  * caller must then not treat the list as complete.
  */
@@ -158,9 +174,10 @@ export async function* readPages(
   fetchPage: (page: number) => Promise<ListPage>,
   options: PagingOptions,
 ): AsyncGenerator<PageRead, PagingSummary> {
-  const tracker = new PageTracker();
+  const first = options.startPage ?? 0;
+  const tracker = new PageTracker(first, options.skipped ?? 0);
   const ctx = { endpoint: options.endpoint, ...(options.source ? { source: options.source } : {}) };
-  for (let index = 0; ; index++) {
+  for (let index = first; ; index++) {
     const page = await fetchPage(index);
     const decision = decideNextPage(tracker.observe(index, page), options);
     if (decision.next === 'fail') throw new PaginationError(ctx, decision.detail);

@@ -72,3 +72,23 @@ export async function nonFinalDays(
   ]);
   return rows.map((row) => row.day);
 }
+
+/**
+ * Of these windows, the ones (as `startMs/endMs`) whose latest run completed after `since`: read recently
+ * enough that a revisit can wait.
+ */
+export async function freshWindows(
+  pool: pg.Pool,
+  source: string,
+  stream: Stream,
+  since: Date,
+  windows: ReadonlyArray<{ start: Date; end: Date }>,
+): Promise<Set<string>> {
+  const { rows } = await pool.query<{ window_start: Date; window_end: Date }>(
+    `SELECT window_start, window_end FROM reporting.sync_windows
+      WHERE source = $1 AND stream = $2 AND outcome = 'complete' AND fetched_at > $3
+        AND window_start = ANY($4::timestamptz[])`,
+    [source, stream, since, windows.map((w) => w.start)],
+  );
+  return new Set(rows.map((r) => `${r.window_start.getTime()}/${r.window_end.getTime()}`));
+}
