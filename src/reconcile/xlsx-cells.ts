@@ -11,6 +11,11 @@
  *   file is read. Such characters are written visibly (`\u0001`, `\u000D`) and the cell is flagged; a
  *   text longer than a cell holds (32,767 characters in Excel) is cut and flagged. payments.csv keeps the
  *   exact text in every case.
+ * - Whitespace: LibreOffice trims the spaces, tabs and line feeds at the ends of a plain string cell's
+ *   value (`t="str"`, what exceljs writes) when it opens the file; an inline string with
+ *   `xml:space="preserve"` keeps them, so a text starting or ending with one is written that way
+ *   (`asCellValue`). Excel reads `_xHHHH_` inside such a string as an escape; LibreOffice does not: a
+ *   text with both edge spaces and that pattern (never seen) would show differently in the two.
  * - Times: a spreadsheet date has no time zone, so a timestamp is written as its wall-clock time in
  *   REPORT_TIMEZONE (a JavaScript Date whose UTC fields are that wall clock: exceljs turns it into the
  *   serial number without any local-zone arithmetic); the exact instant goes in an ISO text column.
@@ -125,4 +130,11 @@ export function compactJsonText(text: string): string {
     }
   }
   return out + text.slice(from);
+}
+
+const EDGE_WHITESPACE = /^[ \t\n]|[ \t\n]$/;
+
+/** The value to hand exceljs: a text with whitespace at either end as an inline string that keeps it. */
+export function asCellValue(value: Cell['value']): Cell['value'] | { richText: Array<{ text: string }> } {
+  return typeof value === 'string' && EDGE_WHITESPACE.test(value) ? { richText: [{ text: value }] } : value;
 }

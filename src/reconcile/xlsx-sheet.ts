@@ -17,6 +17,7 @@ import type { ColumnKind, SheetColumn } from './pack-xlsx-query.js';
 import {
   amountCell,
   amountFormat,
+  asCellValue,
   compactJsonText,
   DATE_TIME_FORMAT,
   MAX_SHEET_ROWS,
@@ -135,7 +136,7 @@ export class TableWriter {
         cells.push({ cell: textCell(values[i++] as string | null), kind: 'text' });
       } else cells.push({ cell: cellOf(column.kind, values[i++], this.spec.decimals), kind: column.kind });
     }
-    const row = this.sheet.addRow(cells.map((c) => c.cell.value));
+    const row = this.sheet.addRow(cells.map((c) => asCellValue(c.cell.value)));
     cells.forEach(({ cell, kind }, j) => {
       if (cell.value === null) return;
       row.getCell(j + 1).style = styleOf(kind, cell, this.spec.decimals);
@@ -187,7 +188,7 @@ export function writeFreeSheet(
   const sheet = workbook.addWorksheet(name);
   sheet.columns = widths.map((width) => ({ width }));
   for (const cells of rows) {
-    const row = sheet.addRow(cells.map((c) => c.value));
+    const row = sheet.addRow(cells.map((c) => asCellValue(c.value)));
     cells.forEach((cell, j) => {
       if (cell.value === null) return;
       let style: Style = TEXT;
