@@ -220,41 +220,45 @@ describe('pack.xlsx in LibreOffice, formulas recalculated on load', () => {
     '-5',
   ];
 
+  let dir: string;
+  beforeAll(async () => {
+    const zone = ZONE;
+    const noon = Date.parse(`${day}T11:00:00.000Z`);
+    const payments = texts.map((text, i) =>
+      makePayment({
+        id: `lo_${i}`,
+        description: text,
+        reference: i % 2 ? text : `R-${i}`,
+        amount: ['3316506243.30', '1500', '0.05', '-12.5', '12345678901234567890.12', '7', '99.99'][i]!,
+        phone: i % 2 ? '+22997123456' : '+2250712345678',
+        createdAt: new Date(noon + i * 3_600_000 + i * 111).toISOString(),
+      }),
+    );
+    payments.push(makePayment({ id: 'lo_first', createdAt: dayWindow(day, zone).start.toISOString() }));
+    const pool = h.runtime.pool;
+    await loadPage(pool, {
+      source: 'lo',
+      stream: 'payments',
+      organizationId: null,
+      records: payments,
+      rejects: [],
+    });
+    const transfers = [makeTransfer({ id: 'lo_t', name: ' =2+2', createdAt: new Date(noon).toISOString() })];
+    await loadPage(pool, {
+      source: 'lo',
+      stream: 'transfers',
+      organizationId: 'o',
+      records: transfers,
+      rejects: [],
+    });
+    dir = (await exportDay(h.runtime, day)).dir;
+  });
+
   withLibreOffice(
     "shows the warehouse's values (phones with +, exact amounts, dates to the ms, unicode) and runs no formula",
     async () => {
       const zone = ZONE;
-      const noon = Date.parse(`${day}T11:00:00.000Z`);
-      const payments = texts.map((text, i) =>
-        makePayment({
-          id: `lo_${i}`,
-          description: text,
-          reference: i % 2 ? text : `R-${i}`,
-          amount: ['3316506243.30', '1500', '0.05', '-12.5', '12345678901234567890.12', '7', '99.99'][i]!,
-          phone: i % 2 ? '+22997123456' : '+2250712345678',
-          createdAt: new Date(noon + i * 3_600_000 + i * 111).toISOString(),
-        }),
-      );
-      payments.push(makePayment({ id: 'lo_first', createdAt: dayWindow(day, zone).start.toISOString() }));
       const pool = h.runtime.pool;
-      await loadPage(pool, {
-        source: 'lo',
-        stream: 'payments',
-        organizationId: null,
-        records: payments,
-        rejects: [],
-      });
-      const transfers = [
-        makeTransfer({ id: 'lo_t', name: ' =2+2', createdAt: new Date(noon).toISOString() }),
-      ];
-      await loadPage(pool, {
-        source: 'lo',
-        stream: 'transfers',
-        organizationId: 'o',
-        records: transfers,
-        rejects: [],
-      });
-      const { dir } = await exportDay(h.runtime, day);
       const work = await mkdtemp(join(tmpdir(), 'paysync-calc-xlsx-'));
       try {
         const profile = await recalculatingProfile(work);
@@ -309,7 +313,6 @@ describe('pack.xlsx in LibreOffice, formulas recalculated on load', () => {
   withLibreOffice(
     'payments.csv opened with "trim spaces" on: a formula behind spaces stays text',
     async () => {
-      const { dir } = await exportDay(h.runtime, day); // unchanged: the published version
       const work = await mkdtemp(join(tmpdir(), 'paysync-calc-trim-'));
       try {
         await writeFile(join(work, 'control.csv'), 'a\r\n =1+1\r\n');
