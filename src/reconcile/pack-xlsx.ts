@@ -36,6 +36,8 @@ import { TableWriter, writeFreeSheet, type TableReport } from './xlsx-sheet.js';
 import { fixZipEntryDates, hashFile } from './xlsx-zip.js';
 
 export const WORKBOOK_FILE = 'pack.xlsx';
+/** The name of the performance measure each workbook write records (node:perf_hooks timeline). */
+export const WORKBOOK_MEASURE = 'paysync:pack.xlsx';
 /** Records fetched from the cursor at a time. */
 const BATCH = 2_000;
 
@@ -164,6 +166,7 @@ async function writeRejects(
  * returns its rows per sheet, size and SHA-256 (of the final bytes, entry dates fixed).
  */
 export async function writePackWorkbook(client: ClientBase, input: WorkbookInput): Promise<WorkbookFile> {
+  const started = performance.now();
   const path = join(input.dir, WORKBOOK_FILE);
   const stream = createWriteStream(path, { flags: 'wx' });
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: true, useSharedStrings: false });
@@ -192,5 +195,7 @@ export async function writePackWorkbook(client: ClientBase, input: WorkbookInput
   const sheets: Record<string, number> = {};
   for (const [name, report] of Object.entries(out.tables)) sheets[name] = report.rows;
   const rows = (sheets.payments ?? 0) + (sheets.transfers ?? 0);
+  // its share of an export's time, for bench/export.ts (one entry per workbook: a few a day)
+  performance.measure(WORKBOOK_MEASURE, { start: started });
   return { path: WORKBOOK_FILE, rows, bytes, sha256, sheets };
 }
