@@ -12,6 +12,7 @@ import { DateTime } from 'luxon';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { insertSyntheticDay } from '../bench/export-fixture.js';
 import { writePackWorkbook, type WorkbookFile } from '../src/reconcile/pack-xlsx.js';
 import { fixZipEntryDates } from '../src/reconcile/xlsx-zip.js';
 import { dayWindow } from '../src/sync/windows.js';
@@ -404,6 +405,35 @@ describe('a day longer than a sheet', () => {
     expect(wb.getWorksheet('payments')!.actualRowCount).toBe(10);
     expect(wb.getWorksheet('payments (2)')!.actualRowCount).toBe(1 + 16 - 9);
     expect(file.sheets.payments).toBe(16);
+  });
+});
+
+describe('a day of several cursor batches', () => {
+  it('streams every record, in order, through the batches', async () => {
+    const day = '2024-03-20';
+    await insertSyntheticDay(db.pool, day, ZONE, 5_000);
+    const w = dayWindow(day, ZONE);
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      const target = await mkdtemp(join(dir, 'batches-'));
+      const file = await writePackWorkbook(client, {
+        range: [w.start, w.end],
+        zone: ZONE,
+        dir: target,
+        manifest: { day },
+      });
+      await client.query('COMMIT');
+      expect(file.sheets.payments).toBe(5_000);
+      const ws = (await readWorkbook(join(target, 'pack.xlsx'))).getWorksheet('payments')!;
+      expect(ws.actualRowCount).toBe(5_001);
+      const ids = ws.getRows(2, 5_000)!.map((r) => r.getCell(1).value as string);
+      expect(ids).toEqual([...ids].sort());
+      expect(ids[4_999]).toBe('pay_20240320_0005000');
+      expect(ws.getRow(2).getCell(7).value).toBe('+22990000001');
+    } finally {
+      client.release();
+    }
   });
 });
 

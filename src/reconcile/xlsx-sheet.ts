@@ -150,6 +150,10 @@ export class TableWriter {
   /** Waits until the zip has taken the rows written so far (call between batches). */
   async drain(): Promise<void> {
     const stream = (this.sheet as unknown as { stream: { pipes?: Writable[]; buffers?: unknown[] } }).stream;
+    if (!Array.isArray(stream.pipes) || !Array.isArray(stream.buffers)) {
+      // exceljs is pinned to the version whose StreamBuf this reads; fail loudly rather than grow
+      throw new Error('pack.xlsx: the exceljs stream internals changed; check TableWriter.drain');
+    }
     for (;;) {
       const target = stream.pipes?.[0];
       if (target) {
