@@ -50,6 +50,12 @@ function compactJsonbText(text: string): string {
 }
 
 const AWKWARD_TEXT = [
+  ' =1+1', // formulas behind leading spaces (first: inside the chunk-cutting test's records)
+  '   @cmd',
+  ' +22997123456',
+  '  ',
+  ' =a, "b"', // quoted by PostgreSQL (comma, quotes), formula behind a space
+  ' plain, "quoted"',
   '=SUM(A1)',
   '+33 1 23 45',
   '-5',
@@ -212,6 +218,11 @@ describe('records files written by COPY', () => {
     expect(text).toContain('""exact"":1500.50');
     expect(text).toContain('"line 1\nline 2"');
     expect(text).toContain(`"'\rstarts with CR"`);
+    expect(text).toContain(`,' =1+1,`);
+    expect(text).toContain(`,'   @cmd,`);
+    expect(text).toContain(`,' +22997123456,`);
+    expect(text).toContain(`,"' =a, ""b""",`);
+    expect(text).toContain(`," plain, ""quoted""",`);
   });
 
   it('transfers.csv likewise, and an empty day is the header alone', async () => {

@@ -3,7 +3,9 @@
  *
  * Spreadsheet-formula injection (OWASP "CSV injection"): Excel, LibreOffice and Google Sheets run a cell
  * that starts with `=`, `+`, `-` or `@` as a formula, and some treat a leading tab or carriage return the
- * same way. Free text from the service (descriptions, names, extra_data…) is neutralised by prefixing a
+ * same way. Leading spaces do not protect a cell: LibreOffice's "trim spaces" import option (and users
+ * who trim) turn `" =1+1"` into a formula, so what counts is the first character after any spaces.
+ * Free text from the service (descriptions, names, extra_data…) is neutralised by prefixing a
  * single quote, OWASP's recommendation: the spreadsheet then shows the text, and the quote is visible
  * evidence that the cell was altered. A well-formed international phone number (`+` and 6–15 digits, the
  * E.164 shape) is left as it is, so finance can still search by number; a spreadsheet reads it as a
@@ -18,11 +20,12 @@ export const FORMULA_FIRST_CHARACTERS = ['=', '+', '-', '@', '\t', '\r'] as cons
 /** A phone number: `+` then this many digits (E.164). */
 export const PHONE_DIGITS = { min: 6, max: 15 } as const;
 
-// the same rule as the two constants above (test/csv-cells.test.ts holds them in step)
-const FORMULA_START = /^[=+\-@\t\r]/;
+// the same rule as the two constants above, after any leading spaces (test/csv-cells.test.ts holds them
+// in step)
+const FORMULA_START = /^ *[=+\-@\t\r]/;
 const PHONE = /^\+\d{6,15}$/;
 
-/** True for a cell a spreadsheet could run as a formula (phone numbers excepted). */
+/** True for a cell a spreadsheet could run as a formula, even once trimmed (phone numbers excepted). */
 export function isFormulaLike(cell: string): boolean {
   return FORMULA_START.test(cell) && !PHONE.test(cell);
 }

@@ -41,6 +41,7 @@ import {
   type PackFile,
 } from './pack-query.js';
 import { writeCsvFile, writeSmallCsv, type WrittenFile } from './pack-writer.js';
+import { writePackWorkbook } from './pack-xlsx.js';
 import { withDayLock } from './pack-lock.js';
 import { latestReconcile } from './reconcile-store.js';
 import { changesSinceSnapshot } from './restatement.js';
@@ -229,6 +230,13 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
       reconcile: await latestReconcile(client, day),
       restatement,
     };
+    // the workbook shows the manifest's facts, so it comes after them (same snapshot, same connection)
+    manifest.files.xlsx = await writePackWorkbook(client, {
+      range,
+      zone: manifest.timeZone,
+      dir: temp,
+      manifest,
+    });
     await replaceFileAtomically(join(temp, 'manifest.json'), manifestText(manifest));
     await pausePoint('export:before-publish');
     const dir = join(dayDir, versionDir(version));

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WrittenFile } from './pack-writer.js';
+import type { WorkbookEntry } from './pack-xlsx.js';
 
 export const PACK_FILES = ['payments', 'transfers', 'summary'] as const;
 export type PackFileName = (typeof PACK_FILES)[number];
@@ -64,7 +65,7 @@ export interface Manifest {
   /** `final`: every record in a final state, or the settle horizon has passed; else `provisional`. */
   state: 'final' | 'provisional';
   stateReason: string;
-  files: Record<PackFileName, ManifestFile>;
+  files: Record<PackFileName, ManifestFile> & WorkbookEntry;
   totals: { payments: StreamTotal; transfers: StreamTotal };
   reconcile: ReconcileSummary | null;
   restatement: Restatement | null;
@@ -78,6 +79,7 @@ export function topManifest(manifest: Manifest): Manifest {
   for (const name of PACK_FILES) {
     files[name] = { ...files[name], path: `${versionDir(manifest.version)}/${name}.csv` };
   }
+  if (files.xlsx) files.xlsx = { ...files.xlsx, path: `${versionDir(manifest.version)}/${files.xlsx.path}` };
   return { ...manifest, files };
 }
 

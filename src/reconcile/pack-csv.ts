@@ -6,8 +6,9 @@
  * empty field), so three things are left, done while the bytes stream past:
  * - record ends: PostgreSQL ends records with LF, RFC 4180 (and the pack) with CRLF. An LF inside a
  *   quoted field is data and stays as it is.
- * - free text is neutralised against formula injection (csv-cells.ts): a `'` goes before a first
- *   character in FORMULA_FIRST_CHARACTERS, unless the whole field is a phone number. Done here rather
+ * - free text is neutralised against formula injection (csv-cells.ts): a `'` goes before a field whose
+ *   first character after any spaces is in FORMULA_FIRST_CHARACTERS, unless the whole field is a phone
+ *   number. Done here rather
  *   than in SQL because this runs on the other core while PostgreSQL writes (in SQL it cost 0.18 s of a
  *   200k-payment export).
  * - the jsonb column: PostgreSQL prints `{"a": 1, "b": [1, 2]}`, a space after every `:` and `,` outside
@@ -40,6 +41,18 @@ export interface PackCsvColumns {
   freeText: readonly number[];
   /** Index of the field holding jsonb text to compact, or -1. */
   json: number;
+}
+
+/**
+ * Whether the spaces starting at `start` are followed by a formula's first character (null when the
+ * input ends before that is known and `final` is false).
+ */
+function formulaAfterSpaces(input: Uint8Array, start: number, final: boolean): boolean | null {
+  for (let j = start + 1; ; j++) {
+    if (j >= input.length) return final ? false : null;
+    const c = input[j] as number;
+    if (c !== SPACE) return c < 128 && FORMULA_FIRST[c] === 1;
+  }
 }
 
 /**
@@ -124,7 +137,16 @@ export class PackCsvTranscoder {
       }
       if (fieldStart) {
         fieldStart = false;
-        if (content < 128 && FORMULA_FIRST[content] === 1 && freeText[field] === 1) {
+        if (content === SPACE && freeText[field] === 1) {
+          // spaces then a formula (" =1+1"): a spreadsheet that trims would run it
+          const formula = formulaAfterSpaces(input, i, final);
+          if (formula === null) {
+            this.held = Uint8Array.prototype.slice.call(input, i);
+            fieldStart = true;
+            break;
+          }
+          if (formula) out[o++] = APOSTROPHE;
+        } else if (content < 128 && FORMULA_FIRST[content] === 1 && freeText[field] === 1) {
           // a quoted field is never a phone number: PostgreSQL quotes only fields with special characters
           const phone = content === PLUS && !quoted ? phoneAt(input, i, final) : false;
           if (phone === null) {
