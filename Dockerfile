@@ -1,4 +1,6 @@
 # paysync image: the CLI, the worker and the simulator (one image, different commands).
+#   docker build -t paysync .
+#   docker run --rm paysync migrate            # any paysync command; no command: `worker`
 FROM node:20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -8,7 +10,17 @@ COPY src ./src
 COPY jobs ./jobs
 COPY bench ./bench
 COPY sql ./sql
-RUN npm ci --no-audit --no-fund && npm prune --omit=dev
-ENV NODE_ENV=production
-ENTRYPOINT ["node", "bin/paysync.js"]
-CMD ["--help"]
+COPY docker ./docker
+# npm ci runs `prepare` (tsc → dist/); prune then drops the compiler and the test tools.
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
+# Packs are written here (a volume in docker-compose.yml); the image's own user owns it.
+RUN mkdir -p /exports && chown node:node /exports
+ENV NODE_ENV=production EXPORT_DIR=/exports
+# node:*-slim ships the unprivileged user `node` (uid 1000): paysync needs no root.
+USER node
+# /healthz answers 200 when the process, Redis and PostgreSQL answer; it needs METRICS_PORT (the
+# worker's metrics server). A one-shot command (migrate, backfill) shows "unhealthy" once the start
+# period is over if it runs that long; nothing acts on the health of a `docker compose run` container.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "docker/healthcheck.mjs"]
+ENTRYPOINT ["docker/entrypoint.sh"]
+CMD ["worker"]

@@ -3,7 +3,8 @@
  * source an upstream client behind the shared rate ceiling. `close()` releases everything, so a command
  * exits on its own.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { clusterNodesOf } from './config/redis-cluster.js';
 import type { Pool } from 'pg';
 import type { Settings, Source } from './config/settings.js';
 import { ServiceUnreachableError } from './errors.js';
@@ -47,8 +48,39 @@ export interface RuntimeOptions {
 }
 
 function describeRedis(url: string): string {
+  const nodes = clusterNodesOf(url);
+  if (nodes) return `the cluster ${nodes.map((n) => `${n.host}:${n.port}`).join(',')} (REDIS_CLUSTER_NODES)`;
   const u = new URL(url);
-  return `${u.hostname}:${u.port || '6379'}`;
+  return `${u.hostname}:${u.port || '6379'} (REDIS_URL)`;
+}
+
+/**
+ * A client for REDIS_URL: a plain Redis, or (the `redis-cluster://` form REDIS_CLUSTER_NODES makes, see
+ * config/redis-cluster.ts) an ioredis Cluster. A Cluster answers the same commands paysync and BullMQ
+ * send (BullMQ detects it and keeps a queue's keys in the prefix's slot), so it is handed around as the
+ * Redis type: every key paysync uses shares the hash-tagged prefix, so no command spans two slots.
+ */
+function redisClient(url: string, name: string): Redis {
+  const nodes = clusterNodesOf(url);
+  if (!nodes) {
+    return new Redis(url, {
+      maxRetriesPerRequest: null,
+      connectionName: name,
+      lazyConnect: true,
+      connectTimeout: 3_000,
+      retryStrategy: (n) => Math.min(n * 200, 2_000),
+    });
+  }
+  const cluster = new Cluster(nodes, {
+    lazyConnect: true,
+    clusterRetryStrategy: (n) => Math.min(n * 200, 2_000),
+    // A master restarting or failing over answers CLUSTERDOWN/TRYAGAIN for a moment: retry, as the
+    // single-Redis client retries a reconnect.
+    retryDelayOnClusterDown: 300,
+    retryDelayOnTryAgain: 300,
+    redisOptions: { maxRetriesPerRequest: null, connectionName: name, connectTimeout: 3_000 },
+  });
+  return cluster as unknown as Redis;
 }
 
 function describePostgres(url: string): string {
@@ -58,13 +90,7 @@ function describePostgres(url: string): string {
 
 /** Opens a Redis connection that fails fast when Redis is down instead of retrying forever. */
 export async function connectRedis(url: string, name: string): Promise<Redis> {
-  const redis = new Redis(url, {
-    maxRetriesPerRequest: null,
-    connectionName: name,
-    lazyConnect: true,
-    connectTimeout: 3_000,
-    retryStrategy: (n) => Math.min(n * 200, 2_000),
-  });
+  const redis = redisClient(url, name);
   // ioredis reports connection trouble as 'error' events (and reconnects by itself); without a listener
   // Node prints each one with a stack. The first one explains a failed start; later ones show up as
   // failing commands where the work is.
@@ -83,7 +109,7 @@ export async function connectRedis(url: string, name: string): Promise<Redis> {
     redis.disconnect();
     const reason = (lastError ?? (error as Error)).message.replace(/\.+$/, '');
     throw new ServiceUnreachableError(
-      `Redis is not reachable at ${describeRedis(url)} (REDIS_URL): ${reason}. Start it with ` +
+      `Redis is not reachable at ${describeRedis(url)}: ${reason}. Start it with ` +
         `\`redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no\` or \`docker compose up -d redis\``,
     );
   }

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { parseDuration } from './duration.js';
 import { Secret } from './secret.js';
+import { CLUSTER_NODES_MESSAGE, isClusterNodeList, withRedisCluster } from './redis-cluster.js';
 
 export type Scope = 'organisation' | 'api-key';
 
@@ -122,6 +123,8 @@ const EnvSchema = z.object({
     'postgres://postgres@127.0.0.1:5432/paysync',
   ),
   REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  /** Redis Cluster seeds `host:port,host:port`; when set it replaces REDIS_URL (see redis-cluster.ts). */
+  REDIS_CLUSTER_NODES: z.string().refine(isClusterNodeList, { message: CLUSTER_NODES_MESSAGE }).optional(),
   PAYSYNC_QUEUE_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'PAYSYNC_QUEUE_PREFIX must be 1-64 letters, digits, _ . or -')
@@ -246,7 +249,7 @@ export function parseSettings(env: NodeJS.ProcessEnv): Settings {
       },
     ];
   }
-  return Object.freeze({ ...rest, sources: Object.freeze(sources) });
+  return Object.freeze({ ...withRedisCluster(rest), sources: Object.freeze(sources) });
 }
 
 /** Reads `.env` from the working directory into `env` (values already set win), then parses. */

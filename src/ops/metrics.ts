@@ -16,6 +16,13 @@ import type { StatusData } from './status-data.js';
 
 export const RESULT_DAYS = 14;
 
+/** prom-client default metrics that are gauges despite their `_total` suffix (promtool rejects them). */
+const GAUGES_NAMED_TOTAL = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 export interface ResponseInfo {
   endpoint: string;
   status: number | 'network';
@@ -48,9 +55,19 @@ export class PaysyncMetrics {
 
   private processMetrics = false;
 
-  /** Adds Node's process metrics (CPU, memory, event loop lag) once; the worker turns them on. */
+  /**
+   * Adds Node's process metrics (CPU, memory, event loop lag) once; the worker turns them on. They keep
+   * their standard names (`process_cpu_seconds_total`, `nodejs_eventloop_lag_seconds`, …) without the
+   * `paysync_` prefix: stock Node.js dashboards and alerts look for those names, and a prefix would
+   * also make names like `nodejs_active_handles_total` (a gauge) fail `promtool check metrics`.
+   * prom-client's three gauges named `*_total` are dropped for that reason; their per-type twins without
+   * the suffix (`nodejs_active_handles{type}`, …) stay, and sum() of them is the same number.
+   */
   withProcessMetrics(): this {
-    if (!this.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'paysync_' });
+    if (!this.processMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      for (const name of GAUGES_NAMED_TOTAL) this.registry.removeSingleMetric(name);
+    }
     this.processMetrics = true;
     return this;
   }

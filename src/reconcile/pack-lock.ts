@@ -1,7 +1,13 @@
 /**
- * One writer per day's pack at a time, across every paysync process: a session advisory lock keyed on the
- * day. Taken before any transaction starts, so an export that waited for another one reads the warehouse
- * (and the other's snapshot) as it is after that one committed.
+ * One writer per day's pack at a time, across every paysync process: an advisory lock keyed on the day.
+ * Taken before the caller's transaction starts, so an export that waited for another one reads the
+ * warehouse (and the other's snapshot) as it is after that one committed.
+ *
+ * The lock is transaction-level (pg_advisory_xact_lock), held by a transaction of its own on a second
+ * connection that stays open while `fn` runs on the first: a session lock would not survive a transaction
+ * pooler (PgBouncer pool_mode=transaction hands each transaction whichever server session is free, so
+ * the lock, the work and the unlock could land on three different sessions), while an open transaction
+ * keeps its server session, and its end (COMMIT, or the connection dropping) releases the lock.
  */
 import type { Pool, PoolClient } from 'pg';
 
@@ -13,18 +19,21 @@ export async function withDayLock<T>(
   day: string,
   fn: (client: PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await pool.connect();
+  const holder = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [PACK_LOCK_CLASS, day]);
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [PACK_LOCK_CLASS, day]);
+    const client = await pool.connect();
     try {
       return await fn(client);
     } finally {
-      await client
-        .query('SELECT pg_advisory_unlock($1, hashtext($2))', [PACK_LOCK_CLASS, day])
-        .catch((error: Error) => (broken = error)); // a connection that cannot unlock is not reused
+      client.release();
     }
   } finally {
-    client.release(broken);
+    // The transaction only holds the lock: its end (a rollback, if it failed) releases it. A holder that
+    // cannot end its transaction is destroyed rather than reused.
+    await holder.query('COMMIT').catch((error: Error) => (broken = error));
+    holder.release(broken);
   }
 }

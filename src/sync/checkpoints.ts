@@ -9,6 +9,9 @@
  *   `${prefix}:cp:${source}:${stream}:open`        set of window keys being fetched now
  *   `${prefix}:cp:${source}:${stream}:incomplete`  hash: window key → JSON { detail, at }
  * Times are stored as milliseconds since the epoch, so Lua can compare them as numbers.
+ * On a Redis Cluster the prefix is hash-tagged (`{paysync}`, config/redis-cluster.ts), so the three keys
+ * of a stream share a slot: `get` reads them in one MULTI, which a cluster allows only within a slot.
+ * The advance script touches one key only.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Stream } from '../upstream/schemas.js';

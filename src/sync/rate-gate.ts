@@ -37,6 +37,8 @@ export interface RateGateOptions {
  * ARGV[1]  emission interval in microseconds (about 1e6 / rps, see emissionIntervalMicros; an integer >= 1).
  * Returns  0 when the request is granted (the TAT moved forward by one interval);
  *          otherwise the milliseconds to wait before asking again (>= 1); nothing is changed.
+ * One key per script call, so it runs on a Redis Cluster as is (the key's slot picks the master; with the
+ * hash-tagged cluster prefix it is the slot of every other paysync key).
  * Server time (TIME) makes the clocks of the worker machines irrelevant. The key expires one second
  * after its TAT, when it no longer restricts anything, so idle sources leave nothing behind.
  */

@@ -4,7 +4,12 @@
  *
  * Guarantees: running it again is a no-op; an applied file whose bytes changed stops everything with a
  * MigrationError naming it (a changed migration must become a new numbered file); two processes starting
- * at once serialise on a session advisory lock, and the second finds nothing left to do.
+ * at once serialise on a transaction-level advisory lock (pg_advisory_xact_lock) taken first thing in
+ * every transaction that reads or writes the ledger, and the second finds nothing left to do.
+ * Transaction-level, not session-level: through a transaction pooler (PgBouncer pool_mode=transaction)
+ * consecutive transactions of one client can run on different server sessions, so a session lock taken
+ * in one statement neither covers the next transaction nor is released by the unlock; a transaction lock
+ * lives exactly as long as the work it protects, on whatever session that runs.
  */
 import pg from 'pg';
 import { MigrationError } from '../errors.js';
@@ -62,15 +67,31 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   }
 }
 
+/** Takes the migration lock inside the open transaction; it is released by its COMMIT or ROLLBACK. */
 async function lockMigrations(client: pg.Client, log: Logger): Promise<void> {
-  const tried = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [
+  const tried = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [
     MIGRATION_LOCK_KEY,
   ]);
   if (tried.rows[0]?.ok) return;
   log.info('another process is migrating this database; waiting for it');
-  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+  await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
 }
 
+/** BEGIN, the migration lock, fn, COMMIT; ROLLBACK (which also releases the lock) on any error. */
+async function locked<T>(client: pg.Client, log: Logger, fn: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    await lockMigrations(client, log);
+    const result = await fn();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The ledger (created under the lock: two concurrent CREATE TABLE IF NOT EXISTS can collide). */
 async function appliedChecksums(client: pg.Client): Promise<Map<string, string>> {
   await client.query(LEDGER_DDL);
   const { rows } = await client.query<{ name: string; checksum: string }>(
@@ -91,18 +112,31 @@ function refuseChanged(files: readonly MigrationFile[], applied: Map<string, str
   }
 }
 
-async function applyOne(client: pg.Client, file: MigrationFile): Promise<void> {
-  await client.query('BEGIN');
+/**
+ * Applies one file in its own locked transaction, together with its ledger row. Returns false when
+ * another process applied it since the ledger was read (checked again under the lock).
+ */
+async function applyOne(client: pg.Client, file: MigrationFile, log: Logger): Promise<boolean> {
   try {
-    // Ledger row first: if anything slipped past the lock, the primary key stops the second copy.
-    await client.query('INSERT INTO public.paysync_migrations (name, checksum) VALUES ($1, $2)', [
-      file.name,
-      file.checksum,
-    ]);
-    await client.query(file.sql);
-    await client.query('COMMIT');
+    return await locked(client, log, async () => {
+      const { rows } = await client.query<{ checksum: string }>(
+        'SELECT checksum FROM public.paysync_migrations WHERE name = $1',
+        [file.name],
+      );
+      if (rows[0]) {
+        refuseChanged([file], new Map([[file.name, rows[0].checksum]]));
+        return false;
+      }
+      // Ledger row first: if anything slipped past the lock, the primary key stops the second copy.
+      await client.query('INSERT INTO public.paysync_migrations (name, checksum) VALUES ($1, $2)', [
+        file.name,
+        file.checksum,
+      ]);
+      await client.query(file.sql);
+      return true;
+    });
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (error instanceof MigrationError) throw error;
     throw new MigrationError(`migration ${file.name} failed: ${(error as Error).message}`, { cause: error });
   }
 }
@@ -118,8 +152,7 @@ export async function migrate(
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'paysync migrate' });
   await client.connect();
   try {
-    await lockMigrations(client, log);
-    const applied = await appliedChecksums(client);
+    const applied = await locked(client, log, () => appliedChecksums(client));
     refuseChanged(files, applied);
     const unknown = [...applied.keys()].filter((name) => !files.some((f) => f.name === name));
     if (unknown.length > 0) {
@@ -128,14 +161,14 @@ export async function migrate(
         'the database has migrations this paysync does not know (a newer version?)',
       );
     }
-    const pending = files.filter((file) => !applied.has(file.name));
-    for (const file of pending) {
-      await applyOne(client, file);
+    const done: string[] = [];
+    for (const file of files.filter((f) => !applied.has(f.name))) {
+      if (!(await applyOne(client, file, log))) continue;
+      done.push(file.name);
       log.info({ migration: file.name }, 'applied migration');
     }
-    return { applied: pending.map((f) => f.name), alreadyApplied: files.length - pending.length };
+    return { applied: done, alreadyApplied: files.length - done.length };
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
     await client.end();
   }
 }

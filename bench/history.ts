@@ -1,0 +1,48 @@
+/**
+ * `npm run build && nice node dist/bench/history.js [--days 200] [--per-day 100000]`: years of history.
+ * Generates (once, kept) a warehouse of DAYS × PER_DAY payments straight into PostgreSQL, and the same
+ * at 2 days, then measures what people run daily against both (see README "Years of history").
+ */
+import { totalmem } from 'node:os';
+import { ensureHistory, type HistorySpec } from './history-fixture.js';
+import { measureHistory, MEASURES, type HistoryFigures } from './history-measure.js';
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} needs a whole number`);
+  return value;
+}
+
+const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const perDay = arg('--per-day', 100_000);
+const large: HistorySpec = { days: arg('--days', 200), perDay, transfersPerDay: 5_000 };
+const small: HistorySpec = { ...large, days: 2 };
+
+const figures: HistoryFigures[] = [];
+for (const spec of [small, large]) {
+  say(`history of ${spec.days} days × ${spec.perDay} payments`);
+  const url = await ensureHistory(serverUrl, spec, say);
+  if (process.argv.includes('--generate-only')) continue;
+  figures.push(await measureHistory(url));
+}
+if (figures.length === 2) {
+  const [a, b] = figures as [HistoryFigures, HistoryFigures];
+  const gb = (bytes: number) => `${(bytes / 1e9).toFixed(1)} GB`;
+  say('');
+  say(
+    `| what | ${a.payments.toLocaleString('en')} payments (${gb(a.databaseBytes)}) | ${b.payments.toLocaleString('en')} payments (${gb(b.databaseBytes)}) | growth | goal ≤ 1.5× |`,
+  );
+  say('|---|---|---|---|---|');
+  for (const m of MEASURES) {
+    const ratio = b.seconds[m] / a.seconds[m];
+    say(
+      `| ${m} | ${a.seconds[m].toFixed(3)} s | ${b.seconds[m].toFixed(3)} s | ${ratio.toFixed(2)}× | ${ratio <= 1.5 ? 'met' : 'MISSED'} |`,
+    );
+  }
+  say(
+    `(machine: ${gb(totalmem())} RAM; databases kept for the next run: drop paysync_bench_history_* to regenerate)`,
+  );
+}

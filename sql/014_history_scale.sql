@@ -1,0 +1,253 @@
+-- 014: what people run daily stays as fast after years of history (README "Years of history").
+--
+-- 1. Daily totals maintained as records load. reporting.daily_totals (006) grouped every payment ever
+--    loaded on each query: a week's totals cost a scan of the whole history. Now a table holds, per time
+--    zone listed in reporting.daily_totals_zones, stream, local day, status, transaction type and
+--    operator, the count and the exact amount sum; statement-level triggers on payments and transfers
+--    add what each INSERT/UPDATE/DELETE changes (transition tables: one grouped upsert per statement,
+--    not per row; rows whose grouped columns did not change, such as a re-read that only moves
+--    synced_at, add nothing). The view reads that table when the session's time zone is listed, with the
+--    day indexed, and falls back to grouping the records otherwise: the same rows either way.
+--    Writers of one group serialise on its row (upserts in key order, so two loads cannot deadlock on
+--    them). TRUNCATE is not tracked: run SELECT reporting.rebuild_daily_totals() after one.
+-- 2. reporting.sync_health (006) found the streams with DISTINCT over the whole sync log and the last run
+--    with a sort of it; now each comes from an index (a skip scan over (source, stream), then the newest
+--    row per stream by fetched_at).
+
+CREATE TABLE reporting.daily_totals_zones (
+  zone text PRIMARY KEY
+);
+COMMENT ON TABLE reporting.daily_totals_zones IS
+  'Time zones whose daily totals are maintained (add one with SELECT reporting.add_daily_totals_zone(zone)).';
+
+CREATE TABLE reporting.daily_totals_by_zone (
+  zone                text    NOT NULL,
+  stream              text    NOT NULL,
+  day                 date    NOT NULL,
+  status              text    NOT NULL,
+  transaction_type    text    NOT NULL,
+  service_mobile_code text,
+  records             bigint  NOT NULL,
+  amount              numeric NOT NULL,
+  CONSTRAINT daily_totals_by_zone_key
+    UNIQUE NULLS NOT DISTINCT (zone, day, stream, status, transaction_type, service_mobile_code)
+);
+COMMENT ON TABLE reporting.daily_totals_by_zone IS
+  'Count and exact amount per zone, local day, stream, status, type, operator; kept by triggers. Read reporting.daily_totals.';
+
+CREATE FUNCTION reporting.payments_daily_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  -- Each branch names only the transition tables its trigger defines (plpgsql resolves them when run).
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO reporting.daily_totals_by_zone AS t
+    SELECT z.zone, 'payments', (n.created_at AT TIME ZONE z.zone)::date, n.status, n.transaction_type,
+           n.service_mobile_code, count(*), sum(n.amount)
+      FROM new_rows n CROSS JOIN reporting.daily_totals_zones z
+     GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3, 2, 4, 5, 6
+    ON CONFLICT ON CONSTRAINT daily_totals_by_zone_key DO UPDATE
+      SET records = t.records + EXCLUDED.records, amount = t.amount + EXCLUDED.amount;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO reporting.daily_totals_by_zone AS t
+    SELECT z.zone, 'payments', (o.created_at AT TIME ZONE z.zone)::date, o.status, o.transaction_type,
+           o.service_mobile_code, -count(*), -sum(o.amount)
+      FROM old_rows o CROSS JOIN reporting.daily_totals_zones z
+     GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3, 2, 4, 5, 6
+    ON CONFLICT ON CONSTRAINT daily_totals_by_zone_key DO UPDATE
+      SET records = t.records + EXCLUDED.records, amount = t.amount + EXCLUDED.amount;
+  ELSE
+    -- Only rows whose grouped columns or amount changed: a re-read that moves synced_at adds nothing.
+    INSERT INTO reporting.daily_totals_by_zone AS t
+    SELECT z.zone, 'payments', (c.created_at AT TIME ZONE z.zone)::date, c.status, c.transaction_type,
+           c.service_mobile_code, sum(c.sign), sum(c.sign * c.amount)
+      FROM (
+        SELECT o.created_at, o.status, o.transaction_type, o.service_mobile_code, o.amount, -1 AS sign
+          FROM old_rows o
+         WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.id = o.id
+                             AND (n.created_at, n.status, n.transaction_type, n.service_mobile_code, n.amount::text)
+                                 IS NOT DISTINCT FROM
+                                 (o.created_at, o.status, o.transaction_type, o.service_mobile_code, o.amount::text))
+        UNION ALL
+        SELECT n.created_at, n.status, n.transaction_type, n.service_mobile_code, n.amount, 1
+          FROM new_rows n
+         WHERE NOT EXISTS (SELECT 1 FROM old_rows o WHERE o.id = n.id
+                             AND (n.created_at, n.status, n.transaction_type, n.service_mobile_code, n.amount::text)
+                                 IS NOT DISTINCT FROM
+                                 (o.created_at, o.status, o.transaction_type, o.service_mobile_code, o.amount::text))
+      ) c CROSS JOIN reporting.daily_totals_zones z
+     GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3, 2, 4, 5, 6
+    ON CONFLICT ON CONSTRAINT daily_totals_by_zone_key DO UPDATE
+      SET records = t.records + EXCLUDED.records, amount = t.amount + EXCLUDED.amount;
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION reporting.transfers_daily_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  -- Each branch names only the transition tables its trigger defines (plpgsql resolves them when run).
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO reporting.daily_totals_by_zone AS t
+    SELECT z.zone, 'transfers', (n.created_at AT TIME ZONE z.zone)::date, n.status, 'TRANSFER',
+           n.service_mobile_code, count(*), sum(n.amount)
+      FROM new_rows n CROSS JOIN reporting.daily_totals_zones z
+     GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3, 2, 4, 5, 6
+    ON CONFLICT ON CONSTRAINT daily_totals_by_zone_key DO UPDATE
+      SET records = t.records + EXCLUDED.records, amount = t.amount + EXCLUDED.amount;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO reporting.daily_totals_by_zone AS t
+    SELECT z.zone, 'transfers', (o.created_at AT TIME ZONE z.zone)::date, o.status, 'TRANSFER',
+           o.service_mobile_code, -count(*), -sum(o.amount)
+      FROM old_rows o CROSS JOIN reporting.daily_totals_zones z
+     GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3, 2, 4, 5, 6
+    ON CONFLICT ON CONSTRAINT daily_totals_by_zone_key DO UPDATE
+      SET records = t.records + EXCLUDED.records, amount = t.amount + EXCLUDED.amount;
+  ELSE
+    -- Only rows whose grouped columns or amount changed: a re-read that moves synced_at adds nothing.
+    INSERT INTO reporting.daily_totals_by_zone AS t
+    SELECT z.zone, 'transfers', (c.created_at AT TIME ZONE z.zone)::date, c.status, 'TRANSFER',
+           c.service_mobile_code, sum(c.sign), sum(c.sign * c.amount)
+      FROM (
+        SELECT o.created_at, o.status, o.service_mobile_code, o.amount, -1 AS sign
+          FROM old_rows o
+         WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.id = o.id
+                             AND (n.created_at, n.status, n.service_mobile_code, n.amount::text)
+                                 IS NOT DISTINCT FROM
+                                 (o.created_at, o.status, o.service_mobile_code, o.amount::text))
+        UNION ALL
+        SELECT n.created_at, n.status, n.service_mobile_code, n.amount, 1
+          FROM new_rows n
+         WHERE NOT EXISTS (SELECT 1 FROM old_rows o WHERE o.id = n.id
+                             AND (n.created_at, n.status, n.service_mobile_code, n.amount::text)
+                                 IS NOT DISTINCT FROM
+                                 (o.created_at, o.status, o.service_mobile_code, o.amount::text))
+      ) c CROSS JOIN reporting.daily_totals_zones z
+     GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3, 2, 4, 5, 6
+    ON CONFLICT ON CONSTRAINT daily_totals_by_zone_key DO UPDATE
+      SET records = t.records + EXCLUDED.records, amount = t.amount + EXCLUDED.amount;
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER payments_daily_totals_insert AFTER INSERT ON reporting.payments
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION reporting.payments_daily_totals();
+CREATE TRIGGER payments_daily_totals_update AFTER UPDATE ON reporting.payments
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION reporting.payments_daily_totals();
+CREATE TRIGGER payments_daily_totals_delete AFTER DELETE ON reporting.payments
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION reporting.payments_daily_totals();
+CREATE TRIGGER transfers_daily_totals_insert AFTER INSERT ON reporting.transfers
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION reporting.transfers_daily_totals();
+CREATE TRIGGER transfers_daily_totals_update AFTER UPDATE ON reporting.transfers
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION reporting.transfers_daily_totals();
+CREATE TRIGGER transfers_daily_totals_delete AFTER DELETE ON reporting.transfers
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION reporting.transfers_daily_totals();
+
+-- Recomputes one zone's rows (or all zones') from the records. SHARE locks wait for loads in flight and
+-- hold new ones back, so nothing is counted twice or missed.
+CREATE FUNCTION reporting.rebuild_daily_totals(only_zone text DEFAULT NULL) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  LOCK TABLE reporting.payments, reporting.transfers IN SHARE MODE;
+  DELETE FROM reporting.daily_totals_by_zone WHERE only_zone IS NULL OR zone = only_zone;
+  INSERT INTO reporting.daily_totals_by_zone
+  SELECT z.zone, 'payments', (p.created_at AT TIME ZONE z.zone)::date, p.status, p.transaction_type,
+         p.service_mobile_code, count(*), sum(p.amount)
+    FROM reporting.payments p CROSS JOIN reporting.daily_totals_zones z
+   WHERE only_zone IS NULL OR z.zone = only_zone
+   GROUP BY 1, 2, 3, 4, 5, 6;
+  INSERT INTO reporting.daily_totals_by_zone
+  SELECT z.zone, 'transfers', (t.created_at AT TIME ZONE z.zone)::date, t.status, 'TRANSFER',
+         t.service_mobile_code, count(*), sum(t.amount)
+    FROM reporting.transfers t CROSS JOIN reporting.daily_totals_zones z
+   WHERE only_zone IS NULL OR z.zone = only_zone
+   GROUP BY 1, 2, 3, 4, 5, 6;
+END $$;
+
+-- Starts maintaining one more zone (e.g. REPORT_TIMEZONE), computing its history once.
+CREATE FUNCTION reporting.add_daily_totals_zone(new_zone text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  LOCK TABLE reporting.payments, reporting.transfers IN SHARE MODE;
+  INSERT INTO reporting.daily_totals_zones (zone) VALUES (new_zone) ON CONFLICT DO NOTHING;
+  PERFORM reporting.rebuild_daily_totals(new_zone);
+END $$;
+
+-- UTC, and the server's default zone (what a session gets without SET TIME ZONE).
+INSERT INTO reporting.daily_totals_zones (zone)
+SELECT DISTINCT z FROM (VALUES ('UTC'), (current_setting('TimeZone'))) v(z) ON CONFLICT DO NOTHING;
+SELECT reporting.rebuild_daily_totals();
+
+CREATE OR REPLACE VIEW reporting.daily_totals AS
+SELECT a.stream, a.day, a.status, a.transaction_type, a.service_mobile_code, a.records, a.amount
+FROM reporting.daily_totals_by_zone a
+WHERE a.zone = current_setting('TimeZone') AND a.records <> 0
+UNION ALL
+SELECT 'payments'::text,
+       (p.created_at AT TIME ZONE current_setting('TimeZone'))::date,
+       p.status,
+       p.transaction_type,
+       p.service_mobile_code,
+       count(*)::bigint,
+       sum(p.amount)
+FROM reporting.payments p
+WHERE NOT EXISTS (SELECT 1 FROM reporting.daily_totals_zones z WHERE z.zone = current_setting('TimeZone'))
+GROUP BY 2, 3, 4, 5
+UNION ALL
+SELECT 'transfers'::text,
+       (t.created_at AT TIME ZONE current_setting('TimeZone'))::date,
+       t.status,
+       'TRANSFER'::text,
+       t.service_mobile_code,
+       count(*)::bigint,
+       sum(t.amount)
+FROM reporting.transfers t
+WHERE NOT EXISTS (SELECT 1 FROM reporting.daily_totals_zones z WHERE z.zone = current_setting('TimeZone'))
+GROUP BY 2, 3, 5;
+
+-- 2. sync_health from indexes.
+CREATE INDEX sync_windows_last_run_idx ON reporting.sync_windows (source, stream, fetched_at DESC);
+
+CREATE OR REPLACE VIEW reporting.sync_health AS
+WITH RECURSIVE window_streams AS (
+  (SELECT source, stream FROM reporting.sync_windows ORDER BY source, stream LIMIT 1)
+  UNION ALL
+  SELECT n.source, n.stream
+  FROM window_streams s,
+       LATERAL (SELECT w.source, w.stream FROM reporting.sync_windows w
+                 WHERE (w.source, w.stream) > (s.source, s.stream)
+                 ORDER BY w.source, w.stream LIMIT 1) n
+),
+reject_streams AS (
+  (SELECT source, stream FROM reporting.sync_rejects ORDER BY source, stream LIMIT 1)
+  UNION ALL
+  SELECT n.source, n.stream
+  FROM reject_streams s,
+       LATERAL (SELECT r.source, r.stream FROM reporting.sync_rejects r
+                 WHERE (r.source, r.stream) > (s.source, s.stream)
+                 ORDER BY r.source, r.stream LIMIT 1) n
+),
+streams AS (
+  SELECT source, stream FROM window_streams
+  UNION
+  SELECT source, stream FROM reject_streams
+)
+SELECT s.source,
+       s.stream,
+       (SELECT max(w.window_end) FROM reporting.sync_windows w
+         WHERE w.source = s.source AND w.stream = s.stream AND w.outcome = 'complete') AS complete_until,
+       now() - (SELECT max(w.window_end) FROM reporting.sync_windows w
+         WHERE w.source = s.source AND w.stream = s.stream AND w.outcome = 'complete') AS lag,
+       l.fetched_at AS last_run_at,
+       l.kind AS last_run_kind,
+       l.outcome AS last_outcome,
+       l.detail AS last_detail,
+       (SELECT count(*) FROM reporting.sync_windows w
+         WHERE w.source = s.source AND w.stream = s.stream AND w.outcome <> 'complete'
+           AND w.fetched_at > now() - interval '1 day')::bigint AS not_complete_last_day,
+       (SELECT count(*) FROM reporting.sync_rejects r
+         WHERE r.source = s.source AND r.stream = s.stream AND r.resolved_at IS NULL)::bigint AS open_rejects
+FROM streams s
+LEFT JOIN LATERAL (
+  SELECT w.fetched_at, w.kind, w.outcome, w.detail FROM reporting.sync_windows w
+   WHERE w.source = s.source AND w.stream = s.stream
+   ORDER BY w.fetched_at DESC LIMIT 1
+) l ON true;

@@ -1,0 +1,196 @@
+/**
+ * The views rebuilt for years of history (sql/014) answer exactly what their first definitions (006)
+ * answered, whatever the writes in between:
+ * - reporting.daily_totals, read from the trigger-kept table, equals the grouping of the records (count
+ *   and exact amount, compared as numbers) after a real sync, inserts, upserts that change status,
+ *   amount, operator or day, re-reads that change nothing, deletes, two loads at once on the same
+ *   groups, and in a time zone that is not kept (grouped from the records) and once it is added;
+ * - reporting.sync_health equals 006's definition.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Pool } from 'pg';
+import { insertSyntheticDay } from '../bench/export-fixture.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { startHarness, type Harness } from './helpers/sync-harness.js';
+
+/** 006's daily_totals, as a query. */
+const RAW_DAILY_TOTALS = `
+  SELECT 'payments'::text AS stream, (p.created_at AT TIME ZONE current_setting('TimeZone'))::date AS day,
+         p.status, p.transaction_type, p.service_mobile_code, count(*)::bigint AS records, sum(p.amount) AS amount
+    FROM reporting.payments p GROUP BY 2, 3, 4, 5
+  UNION ALL
+  SELECT 'transfers'::text, (t.created_at AT TIME ZONE current_setting('TimeZone'))::date, t.status,
+         'TRANSFER'::text, t.service_mobile_code, count(*)::bigint, sum(t.amount)
+    FROM reporting.transfers t GROUP BY 2, 3, 5`;
+
+/** 006's sync_health, as a query. */
+const RAW_SYNC_HEALTH = `
+  WITH streams AS (
+    SELECT DISTINCT source, stream FROM reporting.sync_windows
+    UNION
+    SELECT DISTINCT source, stream FROM reporting.sync_rejects
+  ),
+  last_run AS (
+    SELECT DISTINCT ON (source, stream) source, stream, fetched_at, kind, outcome, detail
+    FROM reporting.sync_windows ORDER BY source, stream, fetched_at DESC
+  )
+  SELECT s.source, s.stream,
+         (SELECT max(w.window_end) FROM reporting.sync_windows w
+           WHERE w.source = s.source AND w.stream = s.stream AND w.outcome = 'complete') AS complete_until,
+         l.fetched_at AS last_run_at, l.kind AS last_run_kind, l.outcome AS last_outcome, l.detail AS last_detail,
+         (SELECT count(*) FROM reporting.sync_windows w
+           WHERE w.source = s.source AND w.stream = s.stream AND w.outcome <> 'complete'
+             AND w.fetched_at > now() - interval '1 day')::bigint AS not_complete_last_day,
+         (SELECT count(*) FROM reporting.sync_rejects r
+           WHERE r.source = s.source AND r.stream = s.stream AND r.resolved_at IS NULL)::bigint AS open_rejects
+  FROM streams s LEFT JOIN last_run l ON l.source = s.source AND l.stream = s.stream`;
+
+/** Rows of the view missing from the records' grouping and the other way round (both empty: equal). */
+async function totalsDifference(
+  pool: Pool,
+  zone = 'UTC',
+): Promise<{ onlyView: unknown[]; onlyRecords: unknown[] }> {
+  const client = await pool.connect();
+  try {
+    await client.query(`SET TIME ZONE '${zone}'`);
+    const diff = async (a: string, b: string) =>
+      (await client.query(`SELECT * FROM (${a}) x EXCEPT ALL SELECT * FROM (${b}) y ORDER BY 1, 2, 3, 4, 5`))
+        .rows;
+    const view = 'SELECT * FROM reporting.daily_totals';
+    return { onlyView: await diff(view, RAW_DAILY_TOTALS), onlyRecords: await diff(RAW_DAILY_TOTALS, view) };
+  } finally {
+    await client.query('RESET TIME ZONE');
+    client.release();
+  }
+}
+
+const EQUAL = { onlyView: [], onlyRecords: [] };
+
+describe('reporting.daily_totals kept by triggers', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ name: 'historyviews', sim: { days: 3, perDay: 60 } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('equals the grouping of the records after a sync and every kind of write', async () => {
+    const pool = h.runtime.pool;
+    const { tickPayments, tickTransfers } = await import('../src/sync/tick.js');
+    const deps = h.runtime.syncContext(h.settings.sources[0]!);
+    await tickPayments(deps);
+    await tickTransfers(deps);
+    expect(
+      Number((await pool.query('SELECT count(*) AS n FROM reporting.payments')).rows[0].n),
+    ).toBeGreaterThan(0);
+    expect(await totalsDifference(pool)).toEqual(EQUAL);
+    // the kept table is what the view read (not the fallback)
+    expect(
+      Number(
+        (await pool.query("SELECT count(*) AS n FROM reporting.daily_totals_by_zone WHERE zone = 'UTC'"))
+          .rows[0].n,
+      ),
+    ).toBeGreaterThan(0);
+
+    await insertSyntheticDay(pool, '2026-10-01', 'UTC', 3_000);
+    expect(await totalsDifference(pool)).toEqual(EQUAL);
+
+    // Upserts like the loader's: some change status, amount (scale too), operator, or move across midnight;
+    // some change nothing but synced_at (a re-read).
+    await pool.query(`
+      INSERT INTO reporting.payments (id, reference, amount, description, status, transaction_type, phone,
+          service_mobile_code, extra_data, created_at, updated_at, organization_id, api_key_id, source)
+      SELECT id, reference,
+             CASE WHEN n % 7 = 0 THEN amount + 0.01 WHEN n % 11 = 0 THEN round(amount, 0) ELSE amount END,
+             description,
+             CASE WHEN n % 3 = 0 THEN 'COMPLETE' ELSE status END, transaction_type, phone,
+             CASE WHEN n % 13 = 0 THEN NULL ELSE service_mobile_code END, extra_data,
+             CASE WHEN n % 17 = 0 THEN created_at + interval '20 hours' ELSE created_at END,
+             updated_at + interval '1 minute', organization_id, api_key_id, source
+        FROM (SELECT p.*, row_number() OVER (ORDER BY id) AS n FROM reporting.payments p) s
+      ON CONFLICT (id) DO UPDATE SET amount = EXCLUDED.amount, status = EXCLUDED.status,
+          service_mobile_code = EXCLUDED.service_mobile_code, created_at = EXCLUDED.created_at,
+          updated_at = EXCLUDED.updated_at, synced_at = now()`);
+    await pool.query('UPDATE reporting.payments SET synced_at = now()');
+    await pool.query(
+      "UPDATE reporting.transfers SET status = 'FAILED' WHERE id IN (SELECT id FROM reporting.transfers LIMIT 5)",
+    );
+    expect(await totalsDifference(pool)).toEqual(EQUAL);
+
+    await pool.query(
+      "DELETE FROM reporting.payments WHERE id LIKE 'pay_20261001_%' AND right(id, 1) IN ('3', '7')",
+    );
+    await pool.query(
+      'DELETE FROM reporting.transfers WHERE id IN (SELECT id FROM reporting.transfers LIMIT 3)',
+    );
+    expect(await totalsDifference(pool)).toEqual(EQUAL);
+  });
+
+  it('stays exact when two loads change the same groups at once', async () => {
+    const pool = h.runtime.pool;
+    const a = await pool.connect();
+    const b = await pool.connect();
+    try {
+      await a.query('BEGIN');
+      await b.query('BEGIN');
+      const insert = (client: typeof a, tag: string) =>
+        client.query(
+          `INSERT INTO reporting.payments (id, reference, amount, description, status, transaction_type,
+              service_mobile_code, created_at, updated_at, organization_id, api_key_id, source)
+           SELECT 'pay_race_${tag}_' || g, 'R', 10.25, 'x', (ARRAY['COMPLETE','FAILED'])[1 + g % 2], 'PAYMENT',
+                  (ARRAY['MTN_BJ','MOOV_BJ'])[1 + (g / 2) % 2], '2026-10-02T10:00:00Z'::timestamptz + g * interval '1 hour',
+                  now(), 'org', 'key', 'default'
+             FROM generate_series(1, 40) g`,
+        );
+      await insert(a, 'a');
+      const second = insert(b, 'b'); // waits on a's group rows
+      await a.query('COMMIT');
+      await second;
+      await b.query('COMMIT');
+    } finally {
+      a.release();
+      b.release();
+    }
+    expect(await totalsDifference(pool)).toEqual(EQUAL);
+  });
+
+  it('groups the records in a zone that is not kept, and keeps it once added', async () => {
+    const pool = h.runtime.pool;
+    expect(await totalsDifference(pool, 'Asia/Kathmandu')).toEqual(EQUAL); // +05:45: no whole-hour zone
+    await pool.query("SELECT reporting.add_daily_totals_zone('Asia/Kathmandu')");
+    await insertSyntheticDay(pool, '2026-10-03', 'Asia/Kathmandu', 500);
+    expect(await totalsDifference(pool, 'Asia/Kathmandu')).toEqual(EQUAL);
+    expect(await totalsDifference(pool, 'UTC')).toEqual(EQUAL);
+  });
+});
+
+describe('reporting.sync_health from indexes', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('historyhealth');
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('answers what 006 answered', async () => {
+    await db.pool.query(`
+      INSERT INTO reporting.sync_windows (source, stream, window_start, window_end, kind, fetched_at, records,
+          pages, outcome, detail, first_fetched_at)
+      SELECT src, st, now() - g * interval '1 hour', now() - g * interval '1 hour' + interval '1 hour',
+             CASE WHEN g % 2 = 0 THEN 'live' ELSE 'backfill' END, now() - g * interval '7 minutes', 10, 1,
+             (ARRAY['complete','incomplete','failed'])[1 + g % 3], 'detail ' || g, now() - g * interval '7 minutes'
+        FROM generate_series(1, 300) g, (VALUES ('a'), ('b')) s(src), (VALUES ('payments'), ('transfers')) t(st)`);
+    await db.pool.query(`
+      INSERT INTO reporting.sync_rejects (source, stream, record_id, raw, raw_hash, reason, resolved_at)
+      SELECT src, 'payments', 'r' || g, '{}'::jsonb, src || g, 'bad', CASE WHEN g % 2 = 0 THEN now() END
+        FROM generate_series(1, 9) g, (VALUES ('a'), ('c')) s(src)`);
+    const columns =
+      'source, stream, complete_until, last_run_at, last_run_kind, last_outcome, last_detail, not_complete_last_day, open_rejects';
+    const view = (await db.pool.query(`SELECT ${columns} FROM reporting.sync_health ORDER BY 1, 2`)).rows;
+    const raw = (await db.pool.query(`SELECT * FROM (${RAW_SYNC_HEALTH}) x ORDER BY 1, 2`)).rows;
+    expect(view.length).toBe(5); // a, b × 2 streams, and c (rejects only)
+    expect(view).toEqual(raw);
+  });
+});
