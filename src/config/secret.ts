@@ -56,7 +56,7 @@ export function baseUrlProblem(text: string): string | null {
     return null; // the URL check reports it
   }
   if (url.username !== '' || url.password !== '')
-    return 'must not contain a user name or password (user:pass@): the service takes its key as X-API-Key';
+    return 'must not carry a user name or password: the service takes its key as X-API-Key';
   if (url.search !== '' || url.hash !== '') return 'must not contain a query string or fragment';
   return null;
 }

@@ -191,6 +191,7 @@ const EnvSchema = z.object({
   UPSTREAM_TIMEOUT: duration('UPSTREAM_TIMEOUT', 100, 600_000).prefault('30s'),
   UPSTREAM_MAX_BODY: byteSize('UPSTREAM_MAX_BODY', 1024 ** 2, 1024 ** 3).prefault('32MB'),
   UPSTREAM_RETRIES: integer('UPSTREAM_RETRIES', 0, 20).prefault('5'),
+  BACKFILL_MAX_DAYS: integer('BACKFILL_MAX_DAYS', 1, 100_000).prefault('366'),
   WORKER_CONCURRENCY: integer('WORKER_CONCURRENCY', 1, 64).prefault('2'),
   JOB_LOCK: duration('JOB_LOCK', 1_000, 3_600_000).prefault('30s'),
   EXPORT_AT: z

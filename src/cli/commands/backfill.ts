@@ -3,14 +3,14 @@ import { loadSettings, requireSources } from '../../config/settings.js';
 import { UsageError } from '../../errors.js';
 import { connectRedis } from '../../runtime.js';
 import { backfillProgress, enqueueBackfill, estimateRequests, planBackfill } from '../../sync/backfill.js';
-import { daysBetween } from '../../sync/windows.js';
+import { daysBetween, localDayOf } from '../../sync/windows.js';
 import { STREAMS, type Stream } from '../../upstream/schemas.js';
 import { createQueue } from '../../../jobs/queue.js';
-import { parseCommandArgs, requireDay } from '../args.js';
+import { backfillRange, parseCommandArgs, requireDay } from '../args.js';
 import { createProgressBar } from '../progress.js';
 
 const USAGE =
-  'paysync backfill --from YYYY-MM-DD --to YYYY-MM-DD [--stream payments|transfers] [--source NAME] [--wait] [--dry-run]';
+  'paysync backfill --from YYYY-MM-DD --to YYYY-MM-DD [--stream payments|transfers] [--source NAME] [--wait] [--dry-run] [--yes]';
 
 function chooseStreams(stream: string | undefined): Stream[] {
   if (stream === undefined) return [...STREAMS];
@@ -29,12 +29,23 @@ export async function run(argv: string[]): Promise<number> {
       source: { type: 'string' },
       wait: { type: 'boolean' },
       'dry-run': { type: 'boolean' },
+      yes: { type: 'boolean' },
     },
     USAGE,
   );
-  const from = requireDay(args.from, '--from');
-  const to = requireDay(args.to, '--to');
   const settings = loadSettings();
+  const range = backfillRange(
+    {
+      from: requireDay(args.from, '--from'),
+      to: requireDay(args.to, '--to'),
+      yes: Boolean(args.yes),
+      dryRun: Boolean(args['dry-run']),
+    },
+    localDayOf(new Date(), settings.REPORT_TIMEZONE),
+    settings.BACKFILL_MAX_DAYS,
+  );
+  for (const note of range.notes) process.stderr.write(`${note}\n`);
+  const { from, to } = range;
   const all = requireSources(settings);
   const sources = args.source ? all.filter((s) => s.name === args.source) : all;
   if (sources.length === 0)
