@@ -43,7 +43,6 @@ export function apiKeyProblem(value: string): string | null {
   if (value.trim() !== value) return 'has spaces or line breaks around it (remove them)';
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (/[\u0000-\u001f\u007f]/.test(value)) return 'contains a control character';
-  if (value.length < 4) return 'is shorter than 4 characters';
   return null;
 }
 

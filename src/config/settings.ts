@@ -129,6 +129,23 @@ const host = (name: string) =>
       },
     );
 
+const hostList = (name: string) =>
+  z.string().transform((text, ctx) => {
+    const names = text
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
+    const bad = names.find((n) => !host(name).safeParse(n).success);
+    if (bad !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must list host names separated by commas (got "${bad}")`,
+      });
+      return z.NEVER;
+    }
+    return names;
+  });
+
 /** The nearest path at or above `path` that exists. */
 function nearestExisting(path: string): string {
   let current = resolve(path);
@@ -210,6 +227,8 @@ const EnvSchema = z.object({
   /** The ops dashboard (Bull Board + status page) is served only when this is set. */
   DASHBOARD_PORT: integer('DASHBOARD_PORT', 0, 65_535).optional(),
   DASHBOARD_HOST: host('DASHBOARD_HOST').default('127.0.0.1'),
+  /** More Host names the dashboard answers to, comma-separated (loopback names always). */
+  DASHBOARD_ALLOWED_HOSTS: hostList('DASHBOARD_ALLOWED_HOSTS').default([]),
 });
 
 export type Settings = Readonly<
