@@ -3,14 +3,17 @@
  * decided once, from the code, by the table in src/upstream/retry-delay.ts (`isRetryable` reads it) —
  * never by matching messages or classes elsewhere.
  * No message ever contains the API key: upstream errors are built from the endpoint path and the
- * service's own message only (see src/upstream/client.ts).
+ * service's own message only (see src/upstream/client.ts), and every message is scrubbed of every
+ * configured key, in every form, as the error is made (config/secret.ts).
  */
+import { scrubRegisteredSecrets } from './config/secret.js';
 import { retryRuleOf } from './upstream/retry-delay.js';
 
 export class PaysyncError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    // scrubbed here, before the stack captures the message: no error can carry a key to Redis or a log
+    super(scrubRegisteredSecrets(message), options);
     this.name = new.target.name;
     this.code = code;
   }

@@ -1,10 +1,11 @@
 /**
  * The one logger (pino): JSON lines by default, human-readable when LOG_FORMAT=pretty or on a terminal.
  * Anything that could carry the API key is redacted by path, and Secret values print as [redacted]. Given
- * `secrets`, the logger also scrubs their values (plain and URL-encoded) from every line it writes, so a
+ * `secrets`, the logger also scrubs their values (in every form: scrub.ts) from every line it writes, so a
  * key inside a URL, an error message or an unexpected field cannot reach the output either.
  */
 import { pino, type Logger } from 'pino';
+import { secretForms } from './upstream/scrub.js';
 
 export type { Logger };
 
@@ -37,7 +38,7 @@ export function scrubbing(
   const values = secrets
     .map((s) => (typeof s === 'string' ? s : s.reveal()))
     .filter((v) => v.length >= 4)
-    .flatMap((v) => [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1)]);
+    .flatMap((v) => secretForms(v));
   const unique = [...new Set(values)].sort((a, b) => b.length - a.length);
   if (unique.length === 0) return out;
   return {

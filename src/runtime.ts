@@ -156,6 +156,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       c = createUpstreamClient({
         source,
         timeoutMs: settings.UPSTREAM_TIMEOUT,
+        maxBodyBytes: settings.UPSTREAM_MAX_BODY,
         retries: settings.UPSTREAM_RETRIES,
         beforeRequest: () => gate.acquire(),
         log,

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Queue } from 'bullmq';
@@ -138,6 +139,60 @@ describe('the ops dashboard', () => {
     expect(csrf.status).toBe(403);
     const own = await httpGet(retryAll, { authorization: basic, origin: base }, 'PUT');
     expect(own.status).toBe(200);
+  });
+});
+
+describe('the dashboard without a token', () => {
+  it('answers only its own Host names (DNS rebinding refused) and refuses every Bull Board change', async () => {
+    h = await startHarness({ name: 'opsro', env: { DASHBOARD_PORT: '0' } });
+    stack = await startOpsStack(h);
+    const queue = stack.running.queue as unknown as Queue;
+    await queue.upsertJobScheduler('probe-scheduler', { every: 3_600_000 }, { name: 'tick', data: {} });
+    const base = stack.ops.dashboardUrl as string;
+    const port = new URL(base).port;
+    for (const host of ['localhost', '127.0.0.1', '[::1]'])
+      expect((await httpGet(`${base}/status.json`, { host: `${host}:${port}` })).status).toBe(200);
+    for (const host of [
+      `rebind.evil.example:${port}`,
+      'rebind.evil.example',
+      `127.0.0.1.evil.example:${port}`,
+    ]) {
+      const refused = await httpGet(`${base}/queues/api/queues`, { host });
+      expect(refused.status).toBe(421);
+      expect(refused.text).toMatch(/DASHBOARD_ALLOWED_HOSTS/);
+    }
+    // every route of Bull Board's API that changes something
+    const require = createRequire(import.meta.url);
+    const { appRoutes } = require('@bull-board/api/dist/routes.js') as {
+      appRoutes: { api: Array<{ method: string; route: string | string[] }> };
+    };
+    const changes = appRoutes.api.filter((r) => r.method !== 'get');
+    expect(changes.length).toBeGreaterThan(15);
+    for (const { method, route } of changes) {
+      for (const path of [route].flat()) {
+        const url = `${base}/queues${path
+          .replace(':queueName', 'sync')
+          .replace(':queueStatus', 'failed')
+          .replace(':schedulerId', 'probe-scheduler')
+          .replace(':jobId', 'x')}`;
+        const r = await httpGet(url, { 'content-type': 'application/json' }, method.toUpperCase());
+        expect([method, path, r.status]).toEqual([method, path, 403]);
+      }
+    }
+    expect(await queue.isPaused()).toBe(false);
+    expect(await queue.getJobScheduler('probe-scheduler')).toBeDefined();
+    expect((await httpGet(`${base}/queues/api/queues`)).status).toBe(200); // reading still works
+  });
+
+  it('answers the Host names listed in DASHBOARD_ALLOWED_HOSTS', async () => {
+    h = await startHarness({
+      name: 'opshosts',
+      env: { DASHBOARD_PORT: '0', DASHBOARD_ALLOWED_HOSTS: 'ops.example.internal, other.example' },
+    });
+    stack = await startOpsStack(h);
+    const base = stack.ops.dashboardUrl as string;
+    expect((await httpGet(`${base}/status.json`, { host: 'OPS.example.internal:9' })).status).toBe(200);
+    expect((await httpGet(`${base}/status.json`, { host: 'evil.example' })).status).toBe(421);
   });
 });
 

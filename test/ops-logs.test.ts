@@ -1,9 +1,12 @@
 /**
  * Logs: one JSON line per window with its numbers, and the API key nowhere — not in any log line of a
- * whole sync (live ticks, a backfill, retried 5xx, a source whose key is refused), not in Redis under the
- * test prefix, not in any warehouse row, not in /metrics or the status page.
+ * whole sync (live ticks, a backfill, retried 5xx, a source whose key is refused by a service that echoes
+ * it back trimmed, URL-encoded and JSON-escaped, beside a URL with credentials), not in Redis under the
+ * test prefix (BullMQ's failed job included), not in any warehouse row, not in /metrics or the status page.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,12 +23,37 @@ import { startHarness, type Harness } from './helpers/sync-harness.js';
 import { httpGet, settled, startOpsStack, type OpsStack } from './helpers/ops.js';
 
 const KEY = 'sk_live_LEAKCHECK_123456';
-const REFUSED_KEY = 'sk_live_LEAKCHECK_999999';
+// a key whose URL-encoded and JSON-escaped forms differ from it: each must be scrubbed where it is echoed
+const REFUSED_KEY = 'sk_live_LEAKCHECK_999/9+9"9';
+
+/** A service that refuses every key and echoes it back in every form, and a URL with credentials. */
+async function echoingService(): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const key = String(req.headers['x-api-key'] ?? '');
+    const message = [
+      `key ${key} refused`,
+      `trimmed ${key.trim()}`,
+      `encoded ${encodeURIComponent(key)}`,
+      `escaped ${JSON.stringify(key).slice(1, -1)}`,
+      `see http://admin:LEAKCHECKpw@auth.example/keys?key=LEAKCHECK${encodeURIComponent(key)}`,
+    ];
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ statusCode: 401, message, error: 'Unauthorized' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 let h: Harness | null = null;
 let stack: OpsStack | null = null;
 let dir: string | null = null;
+const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
   await stack?.close();
   await h?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -79,13 +107,15 @@ async function rowsHolding(pool: Pool, needle: string): Promise<string[]> {
 describe('the API key never leaves the process', () => {
   it('appears in no log line, Redis value, warehouse row, metric or status page during a whole sync', async () => {
     h = await startHarness({ name: 'opsleak', sim: { apiKeys: [KEY], malformed: 2 }, key: () => KEY });
+    const echoing = await echoingService();
+    stops.push(echoing.stop);
     dir = await mkdtemp(join(tmpdir(), 'paysync-leak-'));
     const sourcesFile = join(dir, 'sources.json');
     await writeFile(
       sourcesFile,
       JSON.stringify([
         { name: 'default', baseUrl: h.sim.url, apiKeyEnv: 'LEAK_GOOD' },
-        { name: 'refused', baseUrl: h.sim.url, apiKeyEnv: 'LEAK_REFUSED' },
+        { name: 'refused', baseUrl: echoing.url, apiKeyEnv: 'LEAK_REFUSED' },
       ]),
     );
     const settings = parseSettings({
@@ -138,6 +168,13 @@ describe('the API key never leaves the process', () => {
     expect(parsed.some((l) => String(l.msg).startsWith('upstream attempt failed'))).toBe(true);
     const leaked = (texts: string[]) => texts.filter((t) => /LEAKCHECK/i.test(t));
     expect(leaked(lines)).toEqual([]);
+    // BullMQ's failed job (failedReason, stacktrace, data) holds the service's words, scrubbed
+    const failed = await queue.getJob('tick-2');
+    expect(failed?.failedReason).toMatch(
+      /401 key \[redacted\] refused; trimmed \[redacted\]; encoded \[redacted\]/,
+    );
+    expect(failed?.failedReason).toContain('http://auth.example/keys');
+    expect(leaked([JSON.stringify(failed?.toJSON())])).toEqual([]);
     expect(leaked(await redisDump(stack.runtime.redis, h.prefix))).toEqual([]);
     expect(await rowsHolding(stack.runtime.pool, 'LEAKCHECK')).toEqual([]);
     expect(leaked([(await httpGet(`${stack.ops.metricsUrl}/metrics`)).text])).toEqual([]);

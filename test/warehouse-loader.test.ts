@@ -105,13 +105,20 @@ describe('loading a page of payments', () => {
     const done = { ...p, status: 'COMPLETE' as const, updatedAt: at(2) };
     expect(await loadPage(db.pool, page([done, p, done]))).toMatchObject({ inserted: 1, anomalies: 0 });
     expect(await stored(p.id)).toMatchObject({ status: 'COMPLETE' });
-    const a = makePayment({ description: 'a' });
-    const b = { ...a, description: 'b' };
-    const ab = await loadPage(db.pool, page([a, b]));
-    expect(ab).toMatchObject({ inserted: 1, anomalies: 1 });
-    const ba = { ...(await stored(a.id)) };
-    await loadPage(db.pool, page([b, a]));
-    expect(await stored(a.id)).toEqual(ba); // the same copy wins whatever the order
+  });
+
+  it('quarantines both copies of an id sent twice with the same updatedAt and different contents', async () => {
+    const a = makePayment({ amount: '100' });
+    const b = { ...a, amount: '1500.50' };
+    const ab = await loadPage(db.pool, page([a, b, a]));
+    expect(ab).toMatchObject({ inserted: 0, rejects: 2 }); // one per distinct copy
+    expect(await stored(a.id)).toBeUndefined(); // neither amount is trusted
+    const { rows } = await db.pool.query<{ reason: string; raw: { amount: unknown } }>(
+      'SELECT reason, raw FROM reporting.sync_rejects WHERE record_id = $1 ORDER BY raw_hash',
+      [a.id],
+    );
+    expect(rows).toHaveLength(2); // one row per distinct copy
+    expect(rows[0]?.reason).toMatch(/same updatedAt and different contents \(amount\)/);
   });
 
   it('stores amounts exactly, however large or precise', async () => {

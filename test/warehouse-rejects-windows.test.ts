@@ -82,7 +82,7 @@ describe('rejected records', () => {
     );
     expect(rows).toEqual([
       { raw: null, raw_text: '{"id":"pay_nul","note":"a\\u0000b"}' },
-      { raw: null, raw_text: '1' },
+      { raw: 1, raw_text: null },
       { raw: 'not json {', raw_text: null },
     ]);
   });

@@ -1,4 +1,13 @@
 import { inspect } from 'node:util';
+import { scrubSecrets } from '../upstream/scrub.js';
+
+/** Every secret this process holds: errors are scrubbed of them as they are created (errors.ts). */
+const REGISTERED = new Set<string>();
+
+/** `text` without any form of any Secret created in this process. */
+export function scrubRegisteredSecrets(text: string): string {
+  return REGISTERED.size === 0 ? text : scrubSecrets(text, [...REGISTERED]);
+}
 
 /**
  * A secret (the API key). It prints as `[redacted]` everywhere — String(), JSON, util.inspect, template
@@ -9,6 +18,7 @@ export class Secret {
   readonly #value: string;
   constructor(value: string) {
     this.#value = value;
+    if (value.length >= 4) REGISTERED.add(value);
   }
   reveal(): string {
     return this.#value;
@@ -22,4 +32,30 @@ export class Secret {
   [inspect.custom](): string {
     return '[redacted]';
   }
+}
+
+/**
+ * Why a value cannot be used as an API key, or null. A key with surrounding whitespace or a control
+ * character is a copy-paste accident: the service may trim it (and then echo the trimmed form back in an
+ * error, a form nothing would scrub), or an HTTP library may refuse the header. Refused at start-up.
+ */
+export function apiKeyProblem(value: string): string | null {
+  if (value.trim() !== value) return 'has spaces or line breaks around it (remove them)';
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (/[\u0000-\u001f\u007f]/.test(value)) return 'contains a control character';
+  return null;
+}
+
+/** Why a service base URL cannot be used, or null: credentials in it would travel into errors and logs. */
+export function baseUrlProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null; // the URL check reports it
+  }
+  if (url.username !== '' || url.password !== '')
+    return 'must not carry a user name or password: the service takes its key as X-API-Key';
+  if (url.search !== '' || url.hash !== '') return 'must not contain a query string or fragment';
+  return null;
 }

@@ -9,9 +9,10 @@ import { dirname, resolve } from 'node:path';
 import { IANAZone } from 'luxon';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { parseDuration } from './duration.js';
-import { Secret } from './secret.js';
+import { dayProblem, MAX_SPAN_MS, MAX_TIMER_MS, parseByteSize } from './bounds.js';
+import { formatDuration, parseDuration } from './duration.js';
 import { CLUSTER_NODES_MESSAGE, isClusterNodeList, withRedisCluster } from './redis-cluster.js';
+import { apiKeyProblem, baseUrlProblem, Secret } from './secret.js';
 
 export type Scope = 'organisation' | 'api-key';
 
@@ -22,7 +23,8 @@ export interface Source {
   scope: Scope;
 }
 
-const duration = (name: string, min = 0) =>
+/** A duration from `min` to `max` ms (by default what a Node timer accepts: see bounds.ts). */
+const duration = (name: string, min = 0, max = MAX_TIMER_MS) =>
   z.string().transform((text, ctx) => {
     const ms = parseDuration(text);
     if (ms === null || ms < min) {
@@ -32,7 +34,34 @@ const duration = (name: string, min = 0) =>
       });
       return z.NEVER;
     }
+    if (ms > max) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must be at most ${formatDuration(max)} (got "${text}")`,
+      });
+      return z.NEVER;
+    }
     return ms;
+  });
+
+const byteSize = (name: string, min: number, max: number) =>
+  z.string().transform((text, ctx) => {
+    const bytes = parseByteSize(text);
+    if (bytes === null || bytes < min || bytes > max) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must be a size from ${min / 1024 ** 2}MB to ${max / 1024 ** 3}GB, like 32MB (got "${text}")`,
+      });
+      return z.NEVER;
+    }
+    return bytes;
+  });
+
+/** A day from FIRST_DAY to today, that exists on the calendar. */
+const syncDay = (name: string) =>
+  z.string().superRefine((text, ctx) => {
+    const problem = dayProblem(text, new Date());
+    if (problem) ctx.addIssue({ code: 'custom', message: `${name} ${problem}` });
   });
 
 const integer = (name: string, min: number, max: number) =>
@@ -70,6 +99,22 @@ const url = (name: string, protocols: string[]) =>
     { message: `${name} must be a ${protocols.join(' or ')} URL` },
   );
 
+/** The payment service's base URL: http(s), with no credentials or query in it (see secret.ts). */
+const serviceUrl = (name: string) =>
+  url(name, ['http:', 'https:']).superRefine((text, ctx) => {
+    const problem = baseUrlProblem(text);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${name} ${problem}` });
+  });
+
+const apiKey = (name: string) =>
+  z
+    .string()
+    .min(1, `${name} must not be empty`)
+    .superRefine((text, ctx) => {
+      const problem = apiKeyProblem(text);
+      if (problem) ctx.addIssue({ code: 'custom', message: `${name} ${problem}` });
+    });
+
 /** An address to listen on: an IP literal or a host name. */
 const host = (name: string) =>
   z
@@ -84,6 +129,23 @@ const host = (name: string) =>
         message: `${name} must be an IP address or a host name like 127.0.0.1 or 0.0.0.0`,
       },
     );
+
+const hostList = (name: string) =>
+  z.string().transform((text, ctx) => {
+    const names = text
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
+    const bad = names.find((n) => !host(name).safeParse(n).success);
+    if (bad !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must list host names separated by commas (got "${bad}")`,
+      });
+      return z.NEVER;
+    }
+    return names;
+  });
 
 /** The nearest path at or above `path` that exists. */
 function nearestExisting(path: string): string {
@@ -113,8 +175,8 @@ const directory = (name: string) =>
   );
 
 const EnvSchema = z.object({
-  PAYMENTS_BASE_URL: url('PAYMENTS_BASE_URL', ['http:', 'https:']).optional(),
-  PAYMENTS_API_KEY: z.string().min(1, 'PAYMENTS_API_KEY must not be empty').optional(),
+  PAYMENTS_BASE_URL: serviceUrl('PAYMENTS_BASE_URL').optional(),
+  PAYMENTS_API_KEY: apiKey('PAYMENTS_API_KEY').optional(),
   PAYMENTS_SCOPE: z
     .enum(['organisation', 'api-key'], { message: 'PAYMENTS_SCOPE must be organisation or api-key' })
     .default('organisation'),
@@ -136,24 +198,23 @@ const EnvSchema = z.object({
       message: 'REPORT_TIMEZONE must be an IANA zone like Africa/Porto-Novo',
     })
     .default('UTC'),
-  SYNC_START: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'SYNC_START must be a day YYYY-MM-DD')
-    .optional(),
+  SYNC_START: syncDay('SYNC_START').optional(),
   SYNC_EVERY: duration('SYNC_EVERY', 1_000).prefault('5m'),
-  SYNC_LOOKBACK: duration('SYNC_LOOKBACK').prefault('3d'),
-  SETTLE_HORIZON: duration('SETTLE_HORIZON').prefault('30d'),
+  SYNC_LOOKBACK: duration('SYNC_LOOKBACK', 0, MAX_SPAN_MS).prefault('3d'),
+  SETTLE_HORIZON: duration('SETTLE_HORIZON', 0, MAX_SPAN_MS).prefault('30d'),
   SETTLE_LAG: duration('SETTLE_LAG').prefault('2m'),
-  WINDOW_PAD: duration('WINDOW_PAD').prefault('1m'),
+  WINDOW_PAD: duration('WINDOW_PAD', 0, 86_400_000).prefault('1m'),
   TRANSFERS_FULL_SCAN_EVERY: duration('TRANSFERS_FULL_SCAN_EVERY', 1_000).prefault('1h'),
   TRANSFERS_UNORDERED_SCAN_EVERY: duration('TRANSFERS_UNORDERED_SCAN_EVERY').prefault('0s'),
   REVISIT_EVERY: duration('REVISIT_EVERY').prefault('1h'),
   PAGE_SIZE: integer('PAGE_SIZE', 1, 10_000).prefault('100'),
   UPSTREAM_RPS: positiveNumber('UPSTREAM_RPS').prefault('10'),
-  UPSTREAM_TIMEOUT: duration('UPSTREAM_TIMEOUT', 100).prefault('30s'),
+  UPSTREAM_TIMEOUT: duration('UPSTREAM_TIMEOUT', 100, 600_000).prefault('30s'),
+  UPSTREAM_MAX_BODY: byteSize('UPSTREAM_MAX_BODY', 1024 ** 2, 1024 ** 3).prefault('32MB'),
   UPSTREAM_RETRIES: integer('UPSTREAM_RETRIES', 0, 20).prefault('5'),
+  BACKFILL_MAX_DAYS: integer('BACKFILL_MAX_DAYS', 1, 100_000).prefault('366'),
   WORKER_CONCURRENCY: integer('WORKER_CONCURRENCY', 1, 64).prefault('2'),
-  JOB_LOCK: duration('JOB_LOCK', 1_000).prefault('30s'),
+  JOB_LOCK: duration('JOB_LOCK', 1_000, 3_600_000).prefault('30s'),
   EXPORT_AT: z
     .string()
     .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'EXPORT_AT must be a local time HH:MM')
@@ -170,6 +231,8 @@ const EnvSchema = z.object({
   /** The ops dashboard (Bull Board + status page) is served only when this is set. */
   DASHBOARD_PORT: integer('DASHBOARD_PORT', 0, 65_535).optional(),
   DASHBOARD_HOST: host('DASHBOARD_HOST').default('127.0.0.1'),
+  /** More Host names the dashboard answers to, comma-separated (loopback names always). */
+  DASHBOARD_ALLOWED_HOSTS: hostList('DASHBOARD_ALLOWED_HOSTS').default([]),
 });
 
 export type Settings = Readonly<
@@ -182,7 +245,7 @@ const SourcesFileSchema = z
   .array(
     z.object({
       name: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'name must be 1-40 letters, digits, _ or -'),
-      baseUrl: url('baseUrl', ['http:', 'https:']),
+      baseUrl: serviceUrl('baseUrl'),
       apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'apiKeyEnv must name an environment variable'),
       scope: z.enum(['organisation', 'api-key']).default('organisation'),
     }),
@@ -218,6 +281,8 @@ function readSourcesFile(path: string, env: NodeJS.ProcessEnv): Source[] {
       throw new ConfigError(
         `${entry.apiKeyEnv} is not set (the API key of source ${entry.name} in PAYSYNC_SOURCES_FILE)`,
       );
+    const problem = apiKeyProblem(key);
+    if (problem) throw new ConfigError(`${entry.apiKeyEnv} (the API key of source ${entry.name}) ${problem}`);
     return { name: entry.name, baseUrl: entry.baseUrl, apiKey: new Secret(key), scope: entry.scope };
   });
 }

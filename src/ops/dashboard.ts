@@ -1,7 +1,8 @@
 /**
  * The ops dashboard: Bull Board (the BullMQ ecosystem's queue UI: jobs waiting, active, failed with their
  * error, retry and remove) at /queues, and paysync's own status page at /status. Everything behind
- * DASHBOARD_TOKEN when it is set; the worker refuses to expose it beyond loopback without one.
+ * DASHBOARD_TOKEN when it is set; the worker refuses to expose it beyond loopback without one. It answers
+ * only its own Host names (DNS rebinding), and without a token it is read-only (auth.ts).
  */
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -10,7 +11,13 @@ import type { Queue } from 'bullmq';
 import express, { type Express } from 'express';
 import type { Pool } from 'pg';
 import { recentReconcileResults } from './reconcile-results.js';
-import { requireToken, sameOriginWrites } from './auth.js';
+import {
+  allowedHostNames,
+  knownHostsOnly,
+  readOnlyWithoutToken,
+  requireToken,
+  sameOriginWrites,
+} from './auth.js';
 import { renderStatusPage } from './status-page.js';
 import type { StatusData } from './status-data.js';
 
@@ -23,13 +30,22 @@ export interface DashboardDeps {
   pool: Pool;
   status: () => Promise<StatusData>;
   token?: string | undefined;
+  /** The address the dashboard listens on (DASHBOARD_HOST). */
+  host?: string;
+  /** More Host names it answers to (DASHBOARD_ALLOWED_HOSTS). */
+  allowedHosts?: readonly string[];
 }
 
-function queueBoard(queue: Queue): express.Router {
+function queueBoard(queue: Queue, readOnlyMode: boolean): express.Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUES_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(queue, { description: 'paysync sync jobs: ticks, backfill windows, scans' })],
+    queues: [
+      new BullMQAdapter(queue, {
+        description: 'paysync sync jobs: ticks, backfill windows, scans',
+        readOnlyMode,
+      }),
+    ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'paysync queues' } },
   });
@@ -39,7 +55,12 @@ function queueBoard(queue: Queue): express.Router {
 export function dashboardApp(deps: DashboardDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(requireToken(deps.token), sameOriginWrites);
+  app.use(
+    knownHostsOnly(allowedHostNames(deps.host ?? '127.0.0.1', deps.allowedHosts ?? [])),
+    requireToken(deps.token),
+    readOnlyWithoutToken(deps.token),
+    sameOriginWrites,
+  );
   app.get('/', (_req, res) => res.redirect(STATUS_PATH));
   app.get(STATUS_PATH, async (_req, res, next) => {
     try {
@@ -66,6 +87,6 @@ export function dashboardApp(deps: DashboardDeps): Express {
       next(error);
     }
   });
-  app.use(QUEUES_PATH, queueBoard(deps.queue));
+  app.use(QUEUES_PATH, queueBoard(deps.queue, deps.token === undefined));
   return app;
 }

@@ -88,7 +88,14 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
       metricsUrl = server.url;
     }
     if (settings.DASHBOARD_PORT !== undefined) {
-      const app = dashboardApp({ queue, pool: runtime.pool, status, token: settings.DASHBOARD_TOKEN });
+      const app = dashboardApp({
+        queue,
+        pool: runtime.pool,
+        status,
+        token: settings.DASHBOARD_TOKEN,
+        host: settings.DASHBOARD_HOST,
+        allowedHosts: settings.DASHBOARD_ALLOWED_HOSTS,
+      });
       const server = await listenNamed(app, 'DASHBOARD', settings.DASHBOARD_HOST, settings.DASHBOARD_PORT);
       servers.push(server);
       dashboardUrl = server.url;

@@ -33,6 +33,8 @@ export interface ListQuery {
 export interface ClientOptions {
   source: Source;
   timeoutMs?: number;
+  /** Largest response body, counted after decompression (UPSTREAM_MAX_BODY, default 32 MiB). */
+  maxBodyBytes?: number;
   /** Retries after the first attempt (UPSTREAM_RETRIES, default 5). */
   retries?: number;
   /** called before every HTTP attempt (the shared rate ceiling) */
@@ -60,6 +62,15 @@ export const ENDPOINTS = {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/**
+ * Most items a list page may hold for `size` asked. A service may cap `size` or ignore it and use its own
+ * default (an open point), so some slack is allowed; 150,000 items for 100 asked is not a page, it is a
+ * broken or hostile answer (it once overflowed the stack where pages were appended).
+ */
+export function maxItemsFor(size: number): number {
+  return Math.max(2 * size, size + 1_000);
+}
+
 function parseJson(ctx: { endpoint: string; source: string }, body: string): Parsed<unknown> {
   try {
     return { ok: true, value: parseExactJson(body) };
@@ -76,9 +87,13 @@ function listParser(ctx: { endpoint: string; source: string }, requested: ListPa
     const json = parseJson(ctx, response.body);
     if (!json.ok) return json;
     const page = toListPage(json.value, requested);
-    return page.ok
-      ? { ok: true, value: page.page }
-      : { ok: false, error: new UpstreamProtocolError(ctx, page.detail) };
+    if (!page.ok) return { ok: false, error: new UpstreamProtocolError(ctx, page.detail) };
+    const count = page.page.items.length;
+    if (count > maxItemsFor(requested.size)) {
+      const detail = `a page of ${count} items when ${requested.size} were asked (at most ${maxItemsFor(requested.size)} accepted)`;
+      return { ok: false, error: new UpstreamProtocolError(ctx, detail) };
+    }
+    return { ok: true, value: page.page };
   };
 }
 
@@ -172,6 +187,7 @@ export function createUpstreamClient(options: ClientOptions): UpstreamClient {
   const send = createSender({
     source,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxBodyBytes: options.maxBodyBytes,
     policy: retryPolicy(options),
     beforeRequest: options.beforeRequest,
     onResponse: options.onResponse,

@@ -11,7 +11,9 @@
  * (A first version scanned with a regex that also matched the `:05` of timestamps inside strings, so
  * every page fell to the slow parser: 35% of a backfill's CPU in the profile.)
  */
-import { LosslessNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import { LosslessNumber } from 'lossless-json';
+import { readJsonCarefully } from './json-reader.js';
+import { writeJson } from './json-writer.js';
 
 /** True when `literal` is exactly what `String(Number(literal))` gives back. */
 export function isCanonicalNumber(literal: string): boolean {
@@ -38,37 +40,89 @@ function isNumberChar(c: number): boolean {
   return (c >= 48 && c <= 57) || c === 46 || c === 101 || c === 69 || c === 43 || c === 45;
 }
 
+/** What one pass over a JSON text found. */
+export interface JsonScan {
+  /** A number literal a double would alter. */
+  lossless: boolean;
+  /** An object that names the same key twice. */
+  duplicateKeys: boolean;
+}
+
+const OPEN_OBJECT = 123;
+const CLOSE_OBJECT = 125;
+const OPEN_ARRAY = 91;
+const CLOSE_ARRAY = 93;
+
+function isWhitespace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+/** Whether the string literal text[start, end) is followed by a colon (it is an object key). */
+function isKey(text: string, end: number): boolean {
+  let k = end;
+  while (k < text.length && isWhitespace(text.charCodeAt(k))) k++;
+  return text.charCodeAt(k) === 58;
+}
+
 /**
- * Whether a JSON text holds a number literal a double would alter. Strings are skipped (a timestamp's
- * `:05` is not a number), so the common page — canonical amounts, text everywhere else — stays on the
- * native parser.
+ * One pass over a JSON text: number literals a double would alter, and objects naming a key twice.
+ * Strings are skipped (a timestamp's `:05` is not a number). Iterative; stops early once both are found.
+ * On malformed text it answers what it saw: the parser then says what is wrong.
  */
-export function needsLosslessParse(text: string): boolean {
+export function scanJson(text: string): JsonScan {
+  const found: JsonScan = { lossless: false, duplicateKeys: false };
+  const keys: (Set<string> | null)[] = [];
   for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      i = skipString(text, i);
-      if (i < 0) return false; // malformed: JSON.parse will say so
+      const end = skipString(text, i);
+      if (end < 0) return found;
+      const top = keys[keys.length - 1];
+      if (top && isKey(text, end)) {
+        let key = text.slice(i, end);
+        if (key.includes('\\')) key = JSON.stringify(safeParse(key) ?? key); // "\u0061" is "a"
+        if (top.has(key)) found.duplicateKeys = true;
+        top.add(key);
+      }
+      i = end;
     } else if (c === 45 || (c >= 48 && c <= 57)) {
       let j = i + 1;
       while (j < text.length && isNumberChar(text.charCodeAt(j))) j++;
-      if (!isCanonicalNumber(text.slice(i, j))) return true;
+      if (!isCanonicalNumber(text.slice(i, j))) found.lossless = true;
       i = j;
     } else {
+      if (c === OPEN_OBJECT) keys.push(new Set());
+      else if (c === OPEN_ARRAY) keys.push(null);
+      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) keys.pop();
       i++;
     }
+    if (found.lossless && found.duplicateKeys) return found;
   }
-  return false;
+  return found;
 }
 
-function parseNumberExactly(literal: string): number | LosslessNumber {
-  return isCanonicalNumber(literal) ? Number(literal) : new LosslessNumber(literal);
+function safeParse(literal: string): unknown {
+  try {
+    return JSON.parse(literal);
+  } catch {
+    return undefined;
+  }
 }
 
-/** Parses JSON text; numbers a double would alter come back as `LosslessNumber`. Throws SyntaxError. */
+/** Whether a JSON text holds a number literal a double would alter. */
+export function needsLosslessParse(text: string): boolean {
+  return scanJson(text).lossless;
+}
+
+/**
+ * Parses JSON text; numbers a double would alter come back as `LosslessNumber`, and an object that
+ * repeats a key is marked (json-reader.ts `DUPLICATE_KEYS`) instead of silently keeping one value.
+ * The common page (canonical numbers, unique keys) stays on the native parser. Throws SyntaxError.
+ */
 export function parseExactJson(text: string): unknown {
-  if (!needsLosslessParse(text)) return JSON.parse(text);
-  return parseLossless(text, null, parseNumberExactly);
+  const scan = scanJson(text);
+  if (!scan.lossless && !scan.duplicateKeys) return JSON.parse(text);
+  return readJsonCarefully(text);
 }
 
 export function isLosslessNumber(value: unknown): value is LosslessNumber {
@@ -80,17 +134,9 @@ export function decimalText(value: number | LosslessNumber): string {
   return typeof value === 'number' ? String(value) : value.toString();
 }
 
-function containsLossless(value: unknown): boolean {
-  if (value instanceof LosslessNumber) return true;
-  if (Array.isArray(value)) return value.some(containsLossless);
-  if (value !== null && typeof value === 'object') return Object.values(value).some(containsLossless);
-  return false;
-}
-
-/** Serialises a parsed value back to JSON text, keeping every number exactly as it was sent. */
+/** Serialises a parsed value back to JSON text, keeping every number exactly as it was sent. Iterative. */
 export function toExactJson(value: unknown): string {
-  if (!containsLossless(value)) return JSON.stringify(value);
-  return stringifyLossless(value) as string;
+  return writeJson(value) as string;
 }
 
 export { LosslessNumber };

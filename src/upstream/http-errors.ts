@@ -1,8 +1,9 @@
 /**
  * Turns a failed attempt (a status that is not 2xx, or a transport failure) into paysync's error tree.
  * Pure. The errors are built from the endpoint path and the service's own message only, with the API key
- * scrubbed from that message too (a service could echo the key it refused); got's errors, which carry the
- * request options and so the `X-API-Key` header, are never attached as `cause`.
+ * scrubbed from that message in every form (a service could echo the key it refused, trimmed, URL-encoded
+ * or JSON-escaped) and URLs stripped of credentials and queries; got's errors, which carry the request
+ * options and so the `X-API-Key` header, are never attached as `cause`.
  */
 import {
   UpstreamAuthError,
@@ -14,6 +15,7 @@ import {
   type UpstreamError,
 } from '../errors.js';
 import { ErrorBodySchema } from './schemas.js';
+import { scrubSecrets, stripUrlSecrets } from './scrub.js';
 
 export interface AttemptContext {
   endpoint: string;
@@ -23,9 +25,9 @@ export interface AttemptContext {
 /** Longest piece of a service message kept in an error (the bodies of other statuses are not documented). */
 const MAX_MESSAGE = 300;
 
-/** Replaces every occurrence of the key in `text`. */
+/** `text` without the key in any form (scrub.ts) and without credentials or queries in its URLs. */
 export function scrub(text: string, key: string): string {
-  return key.length > 0 ? text.split(key).join('[redacted]') : text;
+  return stripUrlSecrets(scrubSecrets(text, key.length > 0 ? [key] : []));
 }
 
 function clip(text: string): string {

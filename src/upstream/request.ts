@@ -10,6 +10,8 @@ import got from 'got';
 import type { Source } from '../config/settings.js';
 import type { UpstreamError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
+import { UpstreamProtocolError } from '../errors.js';
+import { DEFAULT_MAX_BODY_BYTES, readBounded, tooLargeDetail } from './bounded-body.js';
 import { errorForStatus, errorForTransport, transportCode, type AttemptContext } from './http-errors.js';
 import {
   failureKindOf,
@@ -40,6 +42,8 @@ export interface RequestSpec<T> {
 export interface SenderOptions {
   source: Source;
   timeoutMs: number;
+  /** Largest response body read, counted after decompression (UPSTREAM_MAX_BODY). */
+  maxBodyBytes?: number | undefined;
   policy: RetryPolicy;
   beforeRequest?: (() => Promise<void>) | undefined;
   onResponse?:
@@ -56,6 +60,7 @@ export type Send = <T>(spec: RequestSpec<T>) => Promise<T>;
 
 export function createSender(options: SenderOptions): Send {
   const log = options.log ?? silentLogger;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const http = got.extend({
     prefixUrl: options.source.baseUrl,
     retry: { limit: 0 },
@@ -71,12 +76,19 @@ export function createSender(options: SenderOptions): Send {
     const key = options.source.apiKey.reveal();
     const ctx = ctxOf(spec.endpoint);
     try {
-      const response = await http(spec.endpoint.replace(/^\//, ''), {
-        method: spec.method,
-        headers: { 'x-api-key': key, accept: 'application/json' },
-        searchParams: spec.searchParams,
-        json: spec.json,
-      });
+      const response = await readBounded(
+        http.stream(spec.endpoint.replace(/^\//, ''), {
+          method: spec.method,
+          headers: { 'x-api-key': key, accept: 'application/json' },
+          searchParams: spec.searchParams,
+          json: spec.json,
+        }),
+        maxBodyBytes,
+      );
+      if (response.tooLarge) {
+        const error = new UpstreamProtocolError(ctx, tooLargeDetail(maxBodyBytes));
+        return { ok: false, error, kind: 'protocol', status: response.statusCode, neverSent: false };
+      }
       const status = response.statusCode;
       if (status >= 200 && status < 300) {
         const parsed = spec.parse({ status, body: response.body });

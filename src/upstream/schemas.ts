@@ -10,9 +10,13 @@
  *   not documented, so any non-empty string is accepted.
  * - Timestamps must be ISO 8601 with a zone (`Z` or an offset); they are kept as the text the service sent.
  * - Unknown extra fields are tolerated and dropped: the service may grow fields without breaking sync.
+ * - What the schema cannot say (depth, duplicate keys, PostgreSQL's ranges) is checked around it in
+ *   validateItems, so that every record reaching the loader can be stored.
  */
 import { z } from 'zod';
 import { decimalText, isLosslessNumber, LosslessNumber } from './exact-json.js';
+import { rawRecordProblem } from './record-limits.js';
+import { MAX_KEY_BYTES, storableProblem } from './storable.js';
 
 export const PAYMENT_STATUSES = ['INIT', 'PENDING', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
 export const TRANSACTION_TYPES = ['PAYMENT', 'DIRECT_PAYMENT', 'TRANSFERT', 'RECHARGE'] as const;
@@ -127,25 +131,60 @@ function reasonOf(error: z.ZodError): string {
 function idOf(raw: unknown): string | null {
   if (raw === null || typeof raw !== 'object') return null;
   const value = (raw as { id?: unknown }).id;
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TEXT_LENGTH ? value : null;
+  // an id too long for the rejects' index is kept in the raw copy only
+  return typeof value === 'string' && value.length > 0 && Buffer.byteLength(value) <= MAX_KEY_BYTES
+    ? value
+    : null;
 }
 
-/** Validates each item on its own: one bad record never fails its page. */
+/**
+ * Validates each item on its own: one bad record never fails its page. Three checks, in turn: the raw
+ * record's limits (record-limits.ts: depth, size, duplicate keys, text PostgreSQL cannot hold), the
+ * schema, then what the columns can take (`storable`, storable.ts). Whatever passes all three can be
+ * written; everything else is a reject with its reason.
+ */
 export function validateItems<S extends z.ZodType>(
   schema: S,
   items: readonly unknown[],
+  storable: (record: z.output<S>) => string | null = () => null,
 ): ValidatedItems<z.output<S>> {
   const valid: z.output<S>[] = [];
   const rejects: RejectedRecord[] = [];
   for (const raw of items) {
+    const limit = rawRecordProblem(raw);
+    if (limit) {
+      rejects.push({ raw, reason: limit.reason, id: idOf(raw) });
+      continue;
+    }
     const result = schema.safeParse(raw);
-    if (result.success) valid.push(result.data);
-    else rejects.push({ raw, reason: reasonOf(result.error), id: idOf(raw) });
+    if (!result.success) {
+      rejects.push({ raw, reason: reasonOf(result.error), id: idOf(raw) });
+      continue;
+    }
+    const problem = storable(result.data);
+    if (problem === null) valid.push(result.data);
+    else rejects.push({ raw, reason: problem, id: idOf(raw) });
   }
   return { valid, rejects };
 }
 
+const paymentStorable = (p: Payment): string | null =>
+  storableProblem({
+    amount: p.amount,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+    keys: { id: p.id, reference: p.reference, organization_id: p.organization_id, api_key_id: p.api_key_id },
+  });
+
+const transferStorable = (t: Transfer): string | null =>
+  storableProblem({
+    amount: t.amount,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+    keys: { id: t.id, reference: t.reference },
+  });
+
 export const validatePayments = (items: readonly unknown[]): ValidatedItems<Payment> =>
-  validateItems(PaymentSchema, items);
+  validateItems(PaymentSchema, items, paymentStorable);
 export const validateTransfers = (items: readonly unknown[]): ValidatedItems<Transfer> =>
-  validateItems(TransferSchema, items);
+  validateItems(TransferSchema, items, transferStorable);

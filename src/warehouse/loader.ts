@@ -6,7 +6,8 @@
 import type pg from 'pg';
 import { silentLogger, type Logger } from '../log.js';
 import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
-import { deduplicate, rejectRow, unstorableReason } from './page-prep.js';
+import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
+import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
 import { pageSql, windowUpsertSql } from './page-sql.js';
 import {
   jsonColumnIndex,
@@ -44,8 +45,9 @@ export interface PageLoad {
 }
 
 /**
- * Counts over distinct ids of the page. `rejects` includes records moved to rejects because Postgres
- * cannot store them; `anomalies` counts final → non-final status moves and same-updatedAt conflicts.
+ * Counts over distinct ids of the page. `rejects` includes records moved to rejects here (PostgreSQL
+ * cannot store them, same-updatedAt conflicts, or PostgreSQL refused them: see isolate.ts);
+ * `anomalies` counts final → non-final status moves.
  */
 export interface LoadResult {
   inserted: number;
@@ -59,27 +61,33 @@ export interface LoadResult {
 export interface PreparedPage {
   table: StreamTable;
   rows: Row[];
+  /** The record each row came from (same order as rows): a row PostgreSQL refuses is quarantined raw. */
+  records: Array<Payment | Transfer>;
   rejects: RejectedRecord[];
-  conflicts: string[];
+  /** Records of the page that became rejects here (same-updatedAt conflicts, unstorable rows). */
+  rejectedHere: number;
 }
 
-/** Deduplicated rows in id order, plus the rejects (given and unstorable). Pure. */
+/** Deduplicated rows in id order, plus the rejects (given, conflicting and unstorable). Pure. */
 export function preparePage(page: PageLoad): PreparedPage {
   const table = tableFor(page.stream);
-  const { records, conflicts } = deduplicate<Payment | Transfer>(page.records);
+  const { records, conflicting } = deduplicate<Payment | Transfer>(page.records);
   const jsonIndex = jsonColumnIndex(table);
   const rows: Row[] = [];
-  const rejects = [...page.rejects];
+  const kept: Array<Payment | Transfer> = [];
+  const rejects = [...page.rejects, ...conflicting];
   for (const record of records) {
     const row =
       page.stream === 'payments'
         ? paymentRow(record as Payment)
         : transferRow(record as Transfer, page.organizationId);
     const reason = unstorableReason(row, jsonIndex);
-    if (reason === null) rows.push(row);
-    else rejects.push({ raw: record, reason, id: record.id });
+    if (reason === null) {
+      rows.push(row);
+      kept.push(record);
+    } else rejects.push({ raw: record, reason, id: record.id });
   }
-  return { table, rows, rejects, conflicts };
+  return { table, rows, records: kept, rejects, rejectedHere: rejects.length - page.rejects.length };
 }
 
 /** Column-major arrays for unnest: one array parameter per column. */
@@ -107,11 +115,10 @@ function windowParams(row: SyncWindowRow | undefined): unknown[] {
   ];
 }
 
-/** Parameters of pageSql; without the column arrays when the rows travel by COPY instead. */
-export function pageParams(page: PageLoad, prepared: PreparedPage, withColumns = true): unknown[] {
-  const rejects = prepared.rejects.map(rejectRow);
+function statementParams(page: PageLoad, table: StreamTable, part: Statement, withColumns = true): unknown[] {
+  const rejects = uniqueRejects(part.rejects);
   return [
-    ...(withColumns ? columnArrays(prepared.rows, prepared.table.columns.length) : []),
+    ...(withColumns ? columnArrays(part.rows, table.columns.length) : []),
     page.source,
     page.stream,
     rejects.map((r) => r.recordId),
@@ -119,18 +126,24 @@ export function pageParams(page: PageLoad, prepared: PreparedPage, withColumns =
     rejects.map((r) => r.rawText),
     rejects.map((r) => r.rawHash),
     rejects.map((r) => r.reason),
-    ...windowParams(page.window),
+    rejects.map((r) => r.rawBytes),
+    rejects.map((r) => r.truncated),
+    ...windowParams(part.window),
   ];
 }
 
-interface PageOutcome {
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  stale: number;
-  anomalies: Array<{ id: string; from: string; to: string }>;
-  resolved: number;
+/** Parameters of pageSql; without the column arrays when the rows travel by COPY instead. */
+export function pageParams(page: PageLoad, prepared: PreparedPage, withColumns = true): unknown[] {
+  const part: Statement = {
+    rows: prepared.rows,
+    records: prepared.records,
+    rejects: prepared.rejects.map(rejectRow),
+    window: page.window,
+  };
+  return statementParams(page, prepared.table, part, withColumns);
 }
+
+type PageOutcome = StatementOutcome;
 
 const sqlCache = new Map<StreamTable, string>();
 const sqlFor = (table: StreamTable): string => {
@@ -148,33 +161,49 @@ export async function loadPage(
   if (prepared.rows.length === 0 && prepared.rejects.length === 0 && !page.window) {
     return { inserted: 0, updated: 0, unchanged: 0, stale: 0, rejects: 0, anomalies: 0 };
   }
-  const { rows } = await pool.query<PageOutcome>(sqlFor(prepared.table), pageParams(page, prepared));
-  const outcome = rows[0] as PageOutcome;
-  report(page, prepared, outcome, log);
+  const run = (part: Statement) =>
+    pool
+      .query<PageOutcome>(sqlFor(prepared.table), statementParams(page, prepared.table, part))
+      .then((r) => r.rows[0] as PageOutcome);
+  const whole: Statement = {
+    rows: prepared.rows,
+    records: prepared.records,
+    rejects: prepared.rejects.map(rejectRow),
+    window: page.window,
+  };
+  const { outcome, refused } = await loadIsolating(run, whole);
+  report(page, prepared, outcome, refused, log);
   return {
     inserted: outcome.inserted,
     updated: outcome.updated,
     unchanged: outcome.unchanged,
     stale: outcome.stale,
-    rejects: prepared.rejects.length,
-    anomalies: outcome.anomalies.length + prepared.conflicts.length,
+    rejects: prepared.rejects.length + refused.length,
+    anomalies: outcome.anomalies.length,
   };
 }
 
-function report(page: PageLoad, prepared: PreparedPage, outcome: PageOutcome, log: Logger): void {
+function report(
+  page: PageLoad,
+  prepared: PreparedPage,
+  outcome: PageOutcome,
+  refused: readonly string[],
+  log: Logger,
+): void {
   const where = { source: page.source, stream: page.stream };
   for (const a of outcome.anomalies) {
     log.warn({ ...where, id: a.id, from: a.from, to: a.to }, 'a final status went back to a non-final one');
   }
-  if (prepared.conflicts.length > 0) {
+  if (prepared.rejectedHere > 0)
     log.warn(
-      { ...where, ids: prepared.conflicts.slice(0, 20), count: prepared.conflicts.length },
-      'same id sent twice in one page with the same updatedAt and different content; kept one',
+      { ...where, count: prepared.rejectedHere },
+      'records PostgreSQL cannot store exactly, or sent twice with different contents, were rejected',
     );
-  }
-  const unstorable = prepared.rejects.length - page.rejects.length;
-  if (unstorable > 0)
-    log.warn({ ...where, count: unstorable }, 'records PostgreSQL cannot store exactly were rejected');
+  if (refused.length > 0)
+    log.warn(
+      { ...where, count: refused.length, ids: refused.slice(0, 20) },
+      'PostgreSQL refused records the checks let through: they were quarantined with its message, the rest landed',
+    );
   if (outcome.resolved > 0)
     log.info({ ...where, count: outcome.resolved }, 'earlier rejects resolved by valid copies');
 }

@@ -1,15 +1,17 @@
 /**
  * Pure preparation of one page before it reaches Postgres:
  * - ids are made unique (ON CONFLICT cannot touch a row twice in one statement): the latest updatedAt
- *   wins; two different copies with the same updatedAt keep the one whose exact JSON sorts last, so
- *   the choice never depends on the order the service listed them in (counted as a conflict);
+ *   wins; different copies with the same updatedAt are all quarantined (none can be trusted);
  * - records Postgres could not store exactly (a NUL character, a lone UTF-16 surrogate) become rejects
  *   with the reason, instead of failing the whole page on every retry;
- * - rejects get their raw forms: JSONB when possible, text otherwise, and a hash that identifies them.
+ * - rejects get their raw forms: JSONB when possible, text otherwise (only its first MAX_RAW_CHARS
+ *   characters for a huge record, with the full size and SHA-256), deduplicated by that hash.
  */
 import { createHash } from 'node:crypto';
 import type { RejectedRecord } from '../upstream/schemas.js';
 import { toExactJson } from '../upstream/exact-json.js';
+import { writeJson } from '../upstream/json-writer.js';
+import { rawRecordProblem } from '../upstream/record-limits.js';
 import type { Row } from './stream-tables.js';
 
 interface Versioned {
@@ -19,36 +21,49 @@ interface Versioned {
 
 export interface Deduplicated<T> {
   records: T[];
-  /** Ids that came twice with the same updatedAt and different content. */
-  conflicts: string[];
+  /**
+   * Copies of one id sent with the same updatedAt and different content: which one is true cannot be
+   * known, so every such copy is quarantined (a silently chosen amount is worse than a reject).
+   */
+  conflicting: RejectedRecord[];
 }
 
-function preferred<T extends Versioned>(a: T, b: T): { keep: T; conflict: boolean } {
-  const ta = Date.parse(a.updatedAt);
-  const tb = Date.parse(b.updatedAt);
-  if (ta !== tb) return { keep: tb > ta ? b : a, conflict: false };
-  const ja = toExactJson(a);
-  const jb = toExactJson(b);
-  if (ja === jb) return { keep: a, conflict: false };
-  return { keep: jb > ja ? b : a, conflict: true };
-}
-
-/** One record per id, sorted by id (a stable lock order for concurrent loads). */
+/** One record per id, sorted by id (a stable lock order for concurrent loads); the latest updatedAt wins. */
 export function deduplicate<T extends Versioned>(records: readonly T[]): Deduplicated<T> {
-  const byId = new Map<string, T>();
-  const conflicts = new Set<string>();
+  const byId = new Map<string, T[]>();
   for (const record of records) {
     const seen = byId.get(record.id);
     if (seen === undefined) {
-      byId.set(record.id, record);
+      byId.set(record.id, [record]);
       continue;
     }
-    const { keep, conflict } = preferred(seen, record);
-    byId.set(record.id, keep);
-    if (conflict) conflicts.add(record.id);
+    const newest = Date.parse((seen[0] as T).updatedAt);
+    const t = Date.parse(record.updatedAt);
+    if (t > newest) byId.set(record.id, [record]);
+    else if (t === newest) seen.push(record);
   }
-  const unique = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { records: unique, conflicts: [...conflicts] };
+  const unique: T[] = [];
+  const conflicting: RejectedRecord[] = [];
+  for (const [id, copies] of byId) {
+    const distinct = new Map(copies.map((c) => [toExactJson(c), c]));
+    if (distinct.size === 1) unique.push(copies[0] as T);
+    else {
+      const reason =
+        `id sent ${copies.length} times on one page with the same updatedAt and different contents ` +
+        `(${differingFields(copies).join(', ')}); which copy is true cannot be known`;
+      for (const copy of distinct.values()) conflicting.push({ raw: copy, reason, id });
+    }
+  }
+  unique.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { records: unique, conflicting };
+}
+
+function differingFields(copies: readonly object[]): string[] {
+  const first = copies[0] as Record<string, unknown>;
+  const names = Object.keys(first).filter((k) =>
+    copies.some((c) => toExactJson((c as Record<string, unknown>)[k]) !== toExactJson(first[k])),
+  );
+  return names.length > 0 ? names : ['fields'];
 }
 
 // eslint-disable-next-line no-control-regex -- NUL is exactly what is looked for
@@ -75,32 +90,65 @@ export interface RejectRow {
   recordId: string | null;
   rawJson: string | null;
   rawText: string | null;
+  /** SHA-256 of the whole raw text, also when only its start is stored. */
   rawHash: string;
+  /** Size of the whole raw text in UTF-8 bytes. */
+  rawBytes: number;
+  truncated: boolean;
   reason: string;
 }
 
+/** Most characters of a reject's raw text kept in sync_rejects (a 50 MB record keeps its first 64 KiB). */
+export const MAX_RAW_CHARS = 64 * 1024;
+const MAX_REASON_CHARS = 2_000;
+
 const clean = (text: string): string => text.replace(/\u0000/g, '\\u0000'); // eslint-disable-line no-control-regex
 
-function serialise(raw: unknown): string | undefined {
+function serialise(raw: unknown): string {
   try {
-    return toExactJson(raw);
+    return writeJson(raw) ?? String(raw);
   } catch {
-    return undefined; // BigInt, cycles: fall back to text
+    return String(raw); // a value no JSON can hold (a cycle): its text, at least
   }
 }
 
+/** The columns of one reject: JSONB when PostgreSQL can hold it whole, otherwise (the start of) its text. */
 export function rejectRow(reject: RejectedRecord): RejectRow {
   const json = serialise(reject.raw);
-  const storableJson = json !== undefined && !JSONB_REFUSED_ESCAPE.test(json) && !NUL.test(json);
-  const rawText = storableJson ? null : clean(json ?? String(reject.raw));
-  const rawJson = storableJson ? json : null;
+  const rawBytes = Buffer.byteLength(json, 'utf8');
+  const rawHash = createHash('sha256').update(json).digest('hex');
+  const finding = rawRecordProblem(reject.raw);
+  const storableJson =
+    json.length <= MAX_RAW_CHARS &&
+    (finding === null || finding.storableAsJsonb) &&
+    !JSONB_REFUSED_ESCAPE.test(json) &&
+    !NUL.test(json);
+  const truncated = !storableJson && json.length > MAX_RAW_CHARS;
+  const text = truncated ? wholeChars(json, MAX_RAW_CHARS) : json;
+  const reason = clean(reject.reason);
   return {
     recordId: reject.id === null ? null : clean(reject.id),
-    rawJson,
-    rawText,
-    rawHash: createHash('sha256')
-      .update(rawJson ?? rawText ?? '')
-      .digest('hex'),
-    reason: clean(reject.reason),
+    rawJson: storableJson ? json : null,
+    rawText: storableJson ? null : clean(LONE.test(text) ? text.replace(LONE_ALL, '\uFFFD') : text),
+    rawHash,
+    rawBytes,
+    truncated,
+    reason: reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}…` : reason,
   };
+}
+
+const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_ALL = new RegExp(LONE.source, 'g');
+
+/** The first `n` characters, not cutting a surrogate pair in two. */
+function wholeChars(text: string, n: number): string {
+  const code = text.charCodeAt(n - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+/** One row per distinct raw (the same bad record twice on a page is one reject, seen once more). */
+export function uniqueRejects(rows: readonly RejectRow[]): RejectRow[] {
+  const byHash = new Map<string, RejectRow>();
+  for (const row of rows) if (!byHash.has(row.rawHash)) byHash.set(row.rawHash, row);
+  return [...byHash.values()];
 }

@@ -13,7 +13,7 @@
 import type { StreamTable } from './stream-tables.js';
 
 /** Parameter numbers after the column arrays ($1…$n). */
-export const REJECT_PARAMS = 5; // record_id, raw, raw_text, raw_hash, reason
+export const REJECT_PARAMS = 7; // record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated
 export const WINDOW_PARAMS = 12;
 
 const list = (names: readonly string[], prefix = ''): string => names.map((n) => prefix + n).join(', ');
@@ -38,7 +38,7 @@ export function pageSql(table: StreamTable, staging?: string): string {
   const names = table.columns.map((c) => c.name);
   const source = `$${n + 1}::text`;
   const stream = `$${n + 2}::text`;
-  const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…5
+  const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…7
   const finals = `ARRAY[${table.finalStatuses.map((s) => `'${s}'`).join(', ')}]::text[]`;
   return `
 WITH incoming AS (${incoming}),
@@ -81,10 +81,12 @@ history AS (
   RETURNING 1
 ),
 rejected AS (
-  INSERT INTO reporting.sync_rejects AS r (source, stream, record_id, raw, raw_text, raw_hash, reason)
-  SELECT ${source}, ${stream}, x.record_id, x.raw, x.raw_text, x.raw_hash, x.reason
-  FROM unnest(${r(1)}::text[], ${r(2)}::jsonb[], ${r(3)}::text[], ${r(4)}::text[], ${r(5)}::text[])
-       AS x(record_id, raw, raw_text, raw_hash, reason)
+  INSERT INTO reporting.sync_rejects AS r
+    (source, stream, record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
+  SELECT ${source}, ${stream}, x.record_id, x.raw, x.raw_text, x.raw_hash, x.reason, x.raw_bytes, x.raw_truncated
+  FROM unnest(${r(1)}::text[], ${r(2)}::jsonb[], ${r(3)}::text[], ${r(4)}::text[], ${r(5)}::text[],
+              ${r(6)}::bigint[], ${r(7)}::boolean[])
+       AS x(record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
   ON CONFLICT (source, stream, raw_hash) DO UPDATE
     SET last_seen_at = now(), times_seen = r.times_seen + 1, reason = EXCLUDED.reason
   RETURNING 1

@@ -12,17 +12,17 @@ import { parseDuration } from '../../config/duration.js';
 import { describeError, UsageError } from '../../errors.js';
 import { checkPostgres, connectRedis } from '../../runtime.js';
 import { estimateRequests, planBackfill } from '../../sync/backfill.js';
-import { daysBetween } from '../../sync/windows.js';
+import { daysBetween, localDayOf } from '../../sync/windows.js';
 import { STREAMS, type Stream } from '../../upstream/schemas.js';
 import { cancelBackfill, listBackfills, recordBackfill } from '../../warehouse/backfill-store.js';
 import { createPool } from '../../warehouse/pool.js';
 import { enqueueBackfill } from '../../../jobs/backfill-queue.js';
 import { createQueue } from '../../../jobs/queue.js';
-import { parseCommandArgs, requireDay } from '../args.js';
+import { backfillRange, parseCommandArgs, requireDay } from '../args.js';
 import { describeBackfill, waitForBackfill } from './backfill-wait.js';
 
 const USAGE =
-  'paysync backfill --from YYYY-MM-DD --to YYYY-MM-DD [--stream payments|transfers] [--source NAME] [--wait [--timeout DURATION]] [--dry-run] | --list | --cancel ID';
+  'paysync backfill --from YYYY-MM-DD --to YYYY-MM-DD [--stream payments|transfers] [--source NAME] [--wait [--timeout DURATION]] [--dry-run] [--yes] | --list | --cancel ID';
 
 function chooseStreams(stream: string | undefined): Stream[] {
   if (stream === undefined) return [...STREAMS];
@@ -62,15 +62,26 @@ export async function run(argv: string[]): Promise<number> {
       'dry-run': { type: 'boolean' },
       list: { type: 'boolean' },
       cancel: { type: 'string' },
+      yes: { type: 'boolean' },
     },
     USAGE,
   );
   const timeoutMs = timeoutOf(args.timeout);
   if (timeoutMs !== null && !args.wait) throw new UsageError(`--timeout goes with --wait; usage: ${USAGE}`);
   if (args.list || args.cancel !== undefined) return manage(args.list === true, args.cancel);
-  const from = requireDay(args.from, '--from');
-  const to = requireDay(args.to, '--to');
   const settings = loadSettings();
+  const range = backfillRange(
+    {
+      from: requireDay(args.from, '--from'),
+      to: requireDay(args.to, '--to'),
+      yes: Boolean(args.yes),
+      dryRun: Boolean(args['dry-run']),
+    },
+    localDayOf(new Date(), settings.REPORT_TIMEZONE),
+    settings.BACKFILL_MAX_DAYS,
+  );
+  for (const note of range.notes) process.stderr.write(`${note}\n`);
+  const { from, to } = range;
   const sources = chooseSources(settings, args.source);
   const streams = chooseStreams(args.stream);
   let days: string[];
