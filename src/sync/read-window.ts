@@ -101,13 +101,17 @@ export async function readPaymentsWindow(
   const load = () => {
     const { records, rejects } = batch;
     batch = { records: [], rejects: [] };
-    return loadPage(pool, {
-      source: source.name,
-      stream: 'payments',
-      organizationId: null,
-      records,
-      rejects,
-    });
+    return loadPage(
+      pool,
+      {
+        source: source.name,
+        stream: 'payments',
+        organizationId: null,
+        records,
+        rejects,
+      },
+      ctx.log,
+    );
   };
   let loading: Promise<unknown> = Promise.resolve();
   let readFailed = true;

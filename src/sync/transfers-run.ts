@@ -95,13 +95,17 @@ export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promi
       valid.map((t) => t.id),
       rejects.map((r) => r.id),
     );
-    await loadPage(pool, {
-      source: source.name,
-      stream: 'transfers',
-      organizationId: plan.organizationId,
-      records: valid,
-      rejects,
-    });
+    await loadPage(
+      pool,
+      {
+        source: source.name,
+        stream: 'transfers',
+        organizationId: plan.organizationId,
+        records: valid,
+        rejects,
+      },
+      ctx.log,
+    );
     if (canStopEarly(plan, state)) {
       stoppedEarly = true;
       await pages.return(undefined as never);
