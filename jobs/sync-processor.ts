@@ -3,7 +3,7 @@
  * source missing from the settings) becomes an UnrecoverableError: the job fails at once with the
  * service's message and no checkpoint moves.
  */
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import {
   ConfigError,
   WindowIncompleteError,
@@ -76,18 +76,27 @@ function summarizeTick(report: Awaited<ReturnType<typeof tickPayments>>) {
   };
 }
 
-/** The daily pack: one line per day written; what retrying cannot fix fails the job at once. */
-async function runExportJob(runtime: Runtime): Promise<unknown> {
+/**
+ * The daily pack: one line per day written; what retrying cannot fix fails the job at once. While sync
+ * does not cover yesterday yet, the job is put back to run again at `retryAt` (not a failed attempt).
+ */
+async function runExportJob(runtime: Runtime, job: Job<SyncJobData>, token?: string): Promise<unknown> {
+  let retryAt: Date | null = null;
   try {
     const report = await runDailyExport(runtime);
-    for (const r of [report.yesterday, ...report.restated]) recordExportResult(r.day, r.version);
-    const line = (r: { day: string; version: number; unchanged: boolean }) =>
-      `${r.day} v${r.version}${r.unchanged ? ' (unchanged)' : ''}`;
-    return { yesterday: line(report.yesterday), restated: report.restated.map(line) };
+    const written = [...(report.yesterday ? [report.yesterday] : []), ...report.restated];
+    for (const r of written) recordExportResult(r.day, r.version, r.state === 'incomplete');
+    const line = (r: { day: string; version: number; unchanged: boolean; state: string }) =>
+      `${r.day} v${r.version} ${r.state}${r.unchanged ? ' (unchanged)' : ''}`;
+    retryAt = report.retryAt;
+    if (!retryAt)
+      return { yesterday: report.yesterday && line(report.yesterday), restated: report.restated.map(line) };
   } catch (error) {
     if (!isRetryable(error)) throw new UnrecoverableError(describeError(error));
     throw error;
   }
+  await job.moveToDelayed(retryAt.getTime(), token);
+  throw new DelayedError();
 }
 
 /** A probe job: records the findings and warns when the service answers an open point differently. */
@@ -109,8 +118,8 @@ async function runProbeJob(runtime: Runtime, sourceName: string): Promise<unknow
 }
 
 export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport) => void = () => undefined) {
-  return async (job: Job<SyncJobData>): Promise<unknown> => {
-    if (job.name === 'export') return runExportJob(runtime);
+  return async (job: Job<SyncJobData>, token?: string): Promise<unknown> => {
+    if (job.name === 'export') return runExportJob(runtime, job, token);
     if (job.name === 'probe') return runProbeJob(runtime, (job.data as ProbeJob).source);
     const { source, stream } = job.data as TickJob;
     try {

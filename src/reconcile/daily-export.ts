@@ -2,15 +2,31 @@
  * The daily export job (EXPORT_AT in REPORT_TIMEZONE): yesterday's pack, then every earlier day inside
  * SETTLE_HORIZON that already has a pack and whose records changed since its latest version (found in SQL
  * against the version's snapshot, so unchanged days cost one query and write nothing), restated.
+ *
+ * Each day is reconciled just before it is published, so the manifest's reconcile result and the day's
+ * state are never stale. Yesterday is published only once sync covers it: until then the job asks to be
+ * run again later (`retryAt`), and once EXPORT_GRACE has passed since the day ended it publishes the day
+ * marked `incomplete`, with a warning in the log and the paysync_export_incomplete gauge, rather than
+ * leave finance without a pack.
  */
 import { DateTime } from 'luxon';
 import type { Runtime } from '../runtime.js';
 import { dayWindow, localDayOf } from '../sync/windows.js';
+import { dayCoverage, describeGaps } from './coverage.js';
 import { exportDay, type ExportResult } from './export-day.js';
+import { reconcileDays } from './reconcile.js';
 import { changedSinceLastVersion, publishedDaysSince } from './restatement.js';
 
+/** How long after its end a day may wait for sync before it is published `incomplete`. */
+export const EXPORT_GRACE_MS = 6 * 3_600_000;
+/** How often the job looks again while yesterday is not covered. */
+export const COVERAGE_RETRY_MS = 10 * 60_000;
+
 export interface DailyExportReport {
-  yesterday: ExportResult;
+  /** Yesterday's pack, or null while it waits for sync to cover the day (see retryAt). */
+  yesterday: ExportResult | null;
+  /** When to run the job again: yesterday is not covered yet and the grace period has not passed. */
+  retryAt: Date | null;
   restated: ExportResult[];
 }
 
@@ -21,14 +37,40 @@ function shiftDay(day: string, days: number, zone: string): string {
 export async function runDailyExport(runtime: Runtime, now: Date = new Date()): Promise<DailyExportReport> {
   const zone = runtime.settings.REPORT_TIMEZONE;
   const yesterday = shiftDay(localDayOf(now, zone), -1, zone);
-  const first = await exportDay(runtime, yesterday, { now });
+  const { first, retryAt } = await publishYesterday(runtime, yesterday, now);
   const horizonStart = localDayOf(new Date(now.getTime() - runtime.settings.SETTLE_HORIZON), zone);
   const restated: ExportResult[] = [];
   for (const day of await publishedDaysSince(runtime.pool, horizonStart)) {
     if (day === yesterday) continue;
     const w = dayWindow(day, zone);
     if (!(await changedSinceLastVersion(runtime.pool, [w.start, w.end], day))) continue;
-    restated.push(await exportDay(runtime, day, { now }));
+    await reconcileDays(runtime, [day]);
+    restated.push(await exportDay(runtime, day, { now, allowIncomplete: true }));
   }
-  return { yesterday: first, restated };
+  return { yesterday: first, retryAt, restated };
+}
+
+async function publishYesterday(
+  runtime: Runtime,
+  day: string,
+  now: Date,
+): Promise<{ first: ExportResult | null; retryAt: Date | null }> {
+  const w = dayWindow(day, runtime.settings.REPORT_TIMEZONE);
+  const sources = runtime.settings.sources.map((s) => s.name);
+  const gaps = describeGaps(await dayCoverage(runtime.pool, sources, w, runtime.settings.SETTLE_LAG));
+  if (!gaps) {
+    await reconcileDays(runtime, [day]);
+    return { first: await exportDay(runtime, day, { now }), retryAt: null };
+  }
+  const graceEnd = w.end.getTime() + EXPORT_GRACE_MS;
+  if (now.getTime() < graceEnd) {
+    runtime.log.info({ day, notCovered: gaps }, 'daily pack waits: sync does not cover the day yet');
+    return { first: null, retryAt: new Date(Math.min(now.getTime() + COVERAGE_RETRY_MS, graceEnd)) };
+  }
+  const first = await exportDay(runtime, day, { now, allowIncomplete: true });
+  runtime.log.warn(
+    { day, version: first.version, notCovered: gaps },
+    'daily pack published INCOMPLETE: sync still does not cover the day after the grace period',
+  );
+  return { first, retryAt: null };
 }

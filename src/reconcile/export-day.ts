@@ -174,21 +174,15 @@ async function stateOf(
   const { rows } = await client.query(OPEN_RECORDS_SQL, range);
   const open = (rows[0].payments as number) + (rows[0].transfers as number);
   const horizonPassed = job.now.getTime() > range[1].getTime() + job.horizonMs;
-  if (open > 0 && !horizonPassed) {
-    return { state: 'provisional', stateReason: `${open} record(s) not yet in a final state` };
+  const notYet: string[] = [];
+  if (open > 0 && !horizonPassed) notYet.push(`${open} record(s) not yet in a final state`);
+  if (!reconcile) notYet.push(`not reconciled yet: run \`paysync reconcile --day ${job.day}\``);
+  else if (reconcile.mismatches > 0) {
+    notYet.push(
+      `the last reconcile (${reconcile.checkedAt}) found ${reconcile.mismatches} row(s) with unexplained differences`,
+    );
   }
-  if (!reconcile) {
-    return {
-      state: 'provisional',
-      stateReason: `not reconciled yet: run \`paysync reconcile --day ${job.day}\``,
-    };
-  }
-  if (reconcile.mismatches > 0) {
-    return {
-      state: 'provisional',
-      stateReason: `the last reconcile (${reconcile.checkedAt}) found ${reconcile.mismatches} row(s) with unexplained differences`,
-    };
-  }
+  if (notYet.length > 0) return { state: 'provisional', stateReason: notYet.join('; ') };
   const settled =
     open === 0
       ? 'every record is in a final state'
@@ -241,7 +235,7 @@ async function checkCovered(
   const what =
     window.end.getTime() > now.getTime()
       ? `${day} is not over yet (${gaps} not covered)`
-      : `${day} not synced yet (${gaps} not covered): run \`paysync backfill --from ${day} --to ${day}\``;
+      : `${day} not synced yet: run \`paysync backfill --from ${day} --to ${day}\` (${gaps} not covered)`;
   throw new DayNotCoveredError(`${what}, or publish it marked incomplete with --allow-incomplete`);
 }
 
