@@ -100,6 +100,9 @@ describe('reconcile finds what the warehouse lacks', () => {
     expect(stored.rows[0].d).toBe(7);
     const manifest = JSON.parse(await readFile(join(exportDir, day, 'manifest.json'), 'utf8')) as Manifest;
     expect(manifest.reconcile?.mismatches).toBe(expected.size + transferMismatches);
-    expect(manifest.version).toBe(1);
+    // the pack follows its reconcile: a new version carrying the named records in differences.csv
+    expect(manifest.version).toBe(2);
+    expect(manifest.state).toBe('provisional');
+    expect(manifest.files.differences?.rows).toBe(7);
   });
 });

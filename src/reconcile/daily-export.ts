@@ -44,7 +44,7 @@ export async function runDailyExport(runtime: Runtime, now: Date = new Date()): 
     if (day === yesterday) continue;
     const w = dayWindow(day, zone);
     if (!(await changedSinceLastVersion(runtime.pool, [w.start, w.end], day))) continue;
-    await reconcileDays(runtime, [day]);
+    await reconcileDays(runtime, [day], { now, refreshPack: false });
     restated.push(await exportDay(runtime, day, { now, allowIncomplete: true }));
   }
   return { yesterday: first, retryAt, restated };
@@ -59,7 +59,7 @@ async function publishYesterday(
   const sources = runtime.settings.sources.map((s) => s.name);
   const gaps = describeGaps(await dayCoverage(runtime.pool, sources, w, runtime.settings.SETTLE_LAG));
   if (!gaps) {
-    await reconcileDays(runtime, [day]);
+    await reconcileDays(runtime, [day], { now, refreshPack: false });
     return { first: await exportDay(runtime, day, { now }), retryAt: null };
   }
   const graceEnd = w.end.getTime() + EXPORT_GRACE_MS;

@@ -279,6 +279,11 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     if (latest && sameContent(latest, files) && latest.state === state.state) {
       await client.query('ROLLBACK');
       await rm(temp, { recursive: true, force: true });
+      // the published files stand; the top manifest follows the latest reconcile and the state's reason
+      if (latest.reconcile?.checkedAt !== reconcile?.checkedAt || latest.stateReason !== state.stateReason) {
+        const refreshed = { ...latest, reconcile, stateReason: state.stateReason };
+        await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(refreshed));
+      }
       const dir = join(dayDir, versionDir(latest.version));
       return {
         day,
@@ -286,8 +291,7 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
         dir,
         restated: false,
         unchanged: true,
-        state: latest.state,
-        stateReason: latest.stateReason,
+        ...state,
         counts,
         quarantined,
       };

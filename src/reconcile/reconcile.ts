@@ -2,7 +2,7 @@
  * `paysync reconcile --day D`: for each source, the day's payments and transfers at the service against
  * the warehouse, per status, with the day's quarantined records explaining what they can; the result
  * (rows and the records behind every difference) is recorded in reporting.reconcile_results and
- * reconcile_records, and written into the day's top manifest when the day has a pack.
+ * reconcile_records, and a day that has a pack has it refreshed (refreshPack).
  *
  * Payments are first counted with a handful of requests (wrapper totals, service-counts.ts); when that
  * is not possible, or finds a difference, the day is read whole and compared record by record
@@ -10,18 +10,18 @@
  * named. Transfers have no date filter: their day is read from the whole list, once per reconcile run
  * however many days it covers.
  */
-import { resolve, join } from 'node:path';
+import { resolve } from 'node:path';
 import type { Source } from '../config/settings.js';
 import type { Runtime } from '../runtime.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import { PAYMENT_STATUSES } from '../upstream/schemas.js';
 import { dayRejects, talliesOf, warehouseDay, type StreamName } from './day-records.js';
-import { manifestText, readLatestManifest, replaceFileAtomically } from './manifest.js';
-import { withDayLock } from './pack-lock.js';
+import { exportDay } from './export-day.js';
+import { readLatestManifest } from './manifest.js';
 import { compareDay, type DayComparison, type RecordDifference, type ServiceRecord } from './record-diff.js';
 import { compareTallies, isMismatch, type ReconcileRow } from './reconcile-table.js';
-import { latestReconcile, recordReconcile } from './reconcile-store.js';
+import { recordReconcile } from './reconcile-store.js';
 import {
   countByTotals,
   listPaymentsDay,
@@ -115,25 +115,38 @@ function countOptions(runtime: Runtime, source: Source, stream: StreamName): Cou
   };
 }
 
-/**
- * Reconciles each day (one transfer listing per source for them all) and records each result. The
- * caller holds no lock; each day's recording and manifest note run under that day's pack lock.
- */
-export async function reconcileDays(runtime: Runtime, days: readonly string[]): Promise<ReconcileResult[]> {
+export interface ReconcileOptions {
+  /** The clock of the settle horizon when a pack is refreshed (tests: the simulator's). */
+  now?: Date;
+  /** False when the caller exports the day itself right after (the daily job). */
+  refreshPack?: boolean;
+}
+
+/** Reconciles each day (one transfer listing per source for them all) and records each result. */
+export async function reconcileDays(
+  runtime: Runtime,
+  days: readonly string[],
+  options: ReconcileOptions = {},
+): Promise<ReconcileResult[]> {
   const listing = transferListing(runtime);
   const out: ReconcileResult[] = [];
-  for (const day of days) out.push(await reconcileOne(runtime, day, listing));
+  for (const day of days) out.push(await reconcileOne(runtime, day, listing, options));
   return out;
 }
 
-export async function reconcileDay(runtime: Runtime, day: string): Promise<ReconcileResult> {
-  return (await reconcileDays(runtime, [day]))[0]!;
+export async function reconcileDay(
+  runtime: Runtime,
+  day: string,
+  options: ReconcileOptions = {},
+): Promise<ReconcileResult> {
+  return (await reconcileDays(runtime, [day], options))[0]!;
 }
 
 async function reconcileOne(
   runtime: Runtime,
   day: string,
   listing: TransferListing,
+  options: ReconcileOptions,
 ): Promise<ReconcileResult> {
   const w = dayWindow(day, runtime.settings.REPORT_TIMEZONE);
   const rows: ReconcileRow[] = [];
@@ -148,7 +161,7 @@ async function reconcileOne(
     }
   }
   await recordReconcile(runtime.pool, day, { rows, differences }, new Date());
-  await noteInManifest(runtime, day);
+  if (options.refreshPack !== false) await refreshPack(runtime, day, options.now);
   return {
     day,
     rows,
@@ -159,15 +172,12 @@ async function reconcileOne(
 }
 
 /**
- * Puts the latest result into the day's top manifest (replaced atomically; version folders are never
- * touched). A day without a pack yet gets it in its first manifest, from the table.
+ * A day that already has a pack follows its reconcile at once: the pack is exported again, which writes
+ * a new version only if its files or its state changed (say provisional to final), and otherwise puts
+ * the latest result and the state's reason into the top manifest. A day published `incomplete` stays
+ * so until sync covers it.
  */
-async function noteInManifest(runtime: Runtime, day: string): Promise<void> {
-  const dayDir = resolve(runtime.settings.EXPORT_DIR, day);
-  await withDayLock(runtime.pool, day, async (client) => {
-    const latest = await readLatestManifest(dayDir);
-    if (!latest) return;
-    const reconcile = await latestReconcile(client, day);
-    await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText({ ...latest, reconcile }));
-  });
+async function refreshPack(runtime: Runtime, day: string, now: Date | undefined): Promise<void> {
+  if (!(await readLatestManifest(resolve(runtime.settings.EXPORT_DIR, day)))) return;
+  await exportDay(runtime, day, { allowIncomplete: true, ...(now ? { now } : {}) });
 }
