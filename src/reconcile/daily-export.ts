@@ -3,8 +3,9 @@
  * SETTLE_HORIZON that already has a pack and whose records changed since its latest version (found in SQL
  * against the version's snapshot, so unchanged days cost one query and write nothing), restated.
  *
- * Each day is reconciled just before it is published, so the manifest's reconcile result and the day's
- * state are never stale. Yesterday is published only once sync covers it: until then the job asks to be
+ * Each day is reconciled just before it is published, healing what a re-read can heal (heal.ts), so the
+ * manifest's reconcile result and the day's state are never stale; a difference that survives is logged
+ * as a warning (and shows in /metrics, `status` and the status page, from the recorded result). Yesterday is published only once sync covers it: until then the job asks to be
  * run again later (`retryAt`), and once EXPORT_GRACE has passed since the day ended it publishes the day
  * marked `incomplete`, with a warning in the log and the paysync_export_incomplete gauge, rather than
  * leave finance without a pack.
@@ -14,7 +15,7 @@ import type { Runtime } from '../runtime.js';
 import { dayWindow, localDayOf } from '../sync/windows.js';
 import { dayCoverage, describeGaps } from './coverage.js';
 import { exportDay, type ExportResult } from './export-day.js';
-import { reconcileDays } from './reconcile.js';
+import { reconcileAndHeal } from './heal.js';
 import { changedSinceLastVersion, publishedDaysSince } from './restatement.js';
 
 /** How long after its end a day may wait for sync before it is published `incomplete`. */
@@ -44,7 +45,7 @@ export async function runDailyExport(runtime: Runtime, now: Date = new Date()): 
     if (day === yesterday) continue;
     const w = dayWindow(day, zone);
     if (!(await changedSinceLastVersion(runtime.pool, [w.start, w.end], day))) continue;
-    await reconcileDays(runtime, [day], { now, refreshPack: false });
+    await reconcileBeforePublishing(runtime, day, now);
     restated.push(await exportDay(runtime, day, { now, allowIncomplete: true }));
   }
   return { yesterday: first, retryAt, restated };
@@ -59,7 +60,7 @@ async function publishYesterday(
   const sources = runtime.settings.sources.map((s) => s.name);
   const gaps = describeGaps(await dayCoverage(runtime.pool, sources, w, runtime.settings.SETTLE_LAG));
   if (!gaps) {
-    await reconcileDays(runtime, [day], { now, refreshPack: false });
+    await reconcileBeforePublishing(runtime, day, now);
     return { first: await exportDay(runtime, day, { now }), retryAt: null };
   }
   const graceEnd = w.end.getTime() + EXPORT_GRACE_MS;
@@ -73,4 +74,21 @@ async function publishYesterday(
     'daily pack published INCOMPLETE: sync still does not cover the day after the grace period',
   );
   return { first, retryAt: null };
+}
+
+/** The day healed and reconciled; a surviving difference is a warning naming its records. */
+async function reconcileBeforePublishing(runtime: Runtime, day: string, now: Date): Promise<void> {
+  const { result, rereads } = await reconcileAndHeal(runtime, day, { now, refreshPack: false });
+  if (result.mismatches === 0) return;
+  const named = result.differences.filter((d) => d.kind !== 'quarantined');
+  runtime.log.warn(
+    {
+      day,
+      mismatches: result.mismatches,
+      rereads,
+      records: named.length,
+      first: named.slice(0, 20).map((d) => `${d.source}/${d.stream} ${d.id ?? '(no id)'} ${d.kind}`),
+    },
+    'reconcile: differences survive re-reading; the day is published provisional with differences.csv',
+  );
 }

@@ -12,7 +12,9 @@
  */
 import { resolve } from 'node:path';
 import type { Source } from '../config/settings.js';
+import { isRetryable, PaysyncError, UpstreamError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
+import { withReconcileLease, type LeaseOptions } from './reconcile-lock.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import { PAYMENT_STATUSES } from '../upstream/schemas.js';
@@ -89,9 +91,9 @@ async function compareWith(
 }
 
 /** The day's transfers of a source; one reconcile run reads the whole list once per source. */
-type TransferListing = (source: Source, w: Window) => Promise<ServiceRecord[]>;
+export type TransferListing = (source: Source, w: Window) => Promise<ServiceRecord[]>;
 
-function transferListing(runtime: Runtime): TransferListing {
+export function transferListing(runtime: Runtime): TransferListing {
   const lists = new Map<string, Promise<Seen[]>>();
   return async (source, w) => {
     let all = lists.get(source.name);
@@ -122,46 +124,70 @@ export interface ReconcileOptions {
   refreshPack?: boolean;
 }
 
-/** Reconciles each day (one transfer listing per source for them all) and records each result. */
+/**
+ * Reconciles each day (one transfer listing per source for them all) and records each result. Each day
+ * is reconciled under its lease: one reconcile per day at a time across workers.
+ */
 export async function reconcileDays(
   runtime: Runtime,
   days: readonly string[],
-  options: ReconcileOptions = {},
+  options: ReconcileOptions & LeaseOptions = {},
 ): Promise<ReconcileResult[]> {
   const listing = transferListing(runtime);
   const out: ReconcileResult[] = [];
-  for (const day of days) out.push(await reconcileOne(runtime, day, listing, options));
+  for (const day of days) {
+    const result = await withReconcileLease(
+      runtime.pool,
+      day,
+      async () => {
+        const r = await reconcileUnlocked(runtime, day, listing);
+        if (options.refreshPack !== false) await refreshPack(runtime, day, options.now);
+        return r;
+      },
+      options,
+    );
+    out.push(result);
+  }
   return out;
 }
 
 export async function reconcileDay(
   runtime: Runtime,
   day: string,
-  options: ReconcileOptions = {},
+  options: ReconcileOptions & LeaseOptions = {},
 ): Promise<ReconcileResult> {
   return (await reconcileDays(runtime, [day], options))[0]!;
 }
 
-async function reconcileOne(
+/**
+ * One comparison of the day, recorded. The caller holds the day's lease. A service that cannot be reached
+ * (after the client's own retries) records nothing and says so: it is not a difference.
+ */
+export async function reconcileUnlocked(
   runtime: Runtime,
   day: string,
-  listing: TransferListing,
-  options: ReconcileOptions,
+  listing: TransferListing = transferListing(runtime),
 ): Promise<ReconcileResult> {
   const w = dayWindow(day, runtime.settings.REPORT_TIMEZONE);
   const rows: ReconcileRow[] = [];
   const differences: RecordDifference[] = [];
   for (const source of runtime.settings.sources) {
-    for (const c of [
-      await reconcilePayments(runtime, source, w),
-      await reconcileTransfers(runtime, source, w, listing),
-    ]) {
-      rows.push(...c.rows);
-      differences.push(...c.differences);
+    try {
+      for (const c of [
+        await reconcilePayments(runtime, source, w),
+        await reconcileTransfers(runtime, source, w, listing),
+      ]) {
+        rows.push(...c.rows);
+        differences.push(...c.differences);
+      }
+    } catch (error) {
+      if (error instanceof UpstreamError && isRetryable(error)) {
+        throw new ReconcileUnreachableError(day, source.name, error);
+      }
+      throw error;
     }
   }
   await recordReconcile(runtime.pool, day, { rows, differences }, new Date());
-  if (options.refreshPack !== false) await refreshPack(runtime, day, options.now);
   return {
     day,
     rows,
@@ -171,13 +197,25 @@ async function reconcileOne(
   };
 }
 
+/** The service could not be reached for a reconcile: nothing was recorded. Retryable (later). */
+export class ReconcileUnreachableError extends PaysyncError {
+  constructor(day: string, source: string, cause: UpstreamError) {
+    super(
+      'RECONCILE_UNREACHABLE',
+      `could not reach the service of source ${source} to reconcile ${day} (${cause.message}): nothing ` +
+        'recorded and no difference reported; retry later (the daily job retries by itself)',
+      { cause },
+    );
+  }
+}
+
 /**
  * A day that already has a pack follows its reconcile at once: the pack is exported again, which writes
  * a new version only if its files or its state changed (say provisional to final), and otherwise puts
  * the latest result and the state's reason into the top manifest. A day published `incomplete` stays
  * so until sync covers it.
  */
-async function refreshPack(runtime: Runtime, day: string, now: Date | undefined): Promise<void> {
+export async function refreshPack(runtime: Runtime, day: string, now: Date | undefined): Promise<void> {
   if (!(await readLatestManifest(resolve(runtime.settings.EXPORT_DIR, day)))) return;
   await exportDay(runtime, day, { allowIncomplete: true, ...(now ? { now } : {}) });
 }
