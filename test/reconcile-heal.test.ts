@@ -180,6 +180,11 @@ describe('one reconcile per day, and an unreachable service', () => {
     h.sim.setSwitches({ serverErrorRate: 1 });
     try {
       await expect(reconcileDay(h.runtime, day)).rejects.toBeInstanceOf(ReconcileUnreachableError);
+      // the daily job: yesterday is not published on a reconcile that could not run; it asks to run later
+      const justAfter = new Date(dayWindow(day, ZONE).end.getTime() + 3_600_000);
+      const daily = await runDailyExport(h.runtime, justAfter);
+      expect(daily.yesterday).toBeNull();
+      expect(daily.retryAt!.getTime()).toBeGreaterThan(justAfter.getTime());
       const cli = await runCli(['reconcile', '--day', day], harnessEnv(h, { UPSTREAM_RETRIES: '0' }));
       expect(cli.status).toBe(1);
       expect(cli.stderr).toMatch(/could not reach the service of source default to reconcile .*retry later/);

@@ -8,7 +8,10 @@
  * as a warning (and shows in /metrics, `status` and the status page, from the recorded result). Yesterday is published only once sync covers it: until then the job asks to be
  * run again later (`retryAt`), and once EXPORT_GRACE has passed since the day ended it publishes the day
  * marked `incomplete`, with a warning in the log and the paysync_export_incomplete gauge, rather than
- * leave finance without a pack.
+ * leave finance without a pack. A reconcile that cannot reach the service is waited for the same way
+ * (after the grace period the day is published with the last recorded reconcile, whose time the
+ * manifest shows); a restated day whose reconcile cannot run is left for the next run. A day published
+ * `incomplete` is looked at again every run, and restated once sync covers it.
  */
 import { DateTime } from 'luxon';
 import type { Runtime } from '../runtime.js';
@@ -16,6 +19,7 @@ import { dayWindow, localDayOf } from '../sync/windows.js';
 import { dayCoverage, describeGaps } from './coverage.js';
 import { exportDay, type ExportResult } from './export-day.js';
 import { reconcileAndHeal } from './heal.js';
+import { ReconcileUnreachableError } from './reconcile.js';
 import { changedSinceLastVersion, publishedDaysSince } from './restatement.js';
 
 /** How long after its end a day may wait for sync before it is published `incomplete`. */
@@ -41,14 +45,29 @@ export async function runDailyExport(runtime: Runtime, now: Date = new Date()): 
   const { first, retryAt } = await publishYesterday(runtime, yesterday, now);
   const horizonStart = localDayOf(new Date(now.getTime() - runtime.settings.SETTLE_HORIZON), zone);
   const restated: ExportResult[] = [];
+  const incomplete = new Set(await incompleteDaysSince(runtime, horizonStart));
   for (const day of await publishedDaysSince(runtime.pool, horizonStart)) {
     if (day === yesterday) continue;
     const w = dayWindow(day, zone);
-    if (!(await changedSinceLastVersion(runtime.pool, [w.start, w.end], day))) continue;
-    await reconcileBeforePublishing(runtime, day, now);
+    // a day published incomplete is looked at again each day: sync may cover it now
+    const changed = await changedSinceLastVersion(runtime.pool, [w.start, w.end], day);
+    if (!changed && !incomplete.has(day)) continue;
+    if (!(await reconcileBeforePublishing(runtime, day, now))) continue; // the next run restates it
     restated.push(await exportDay(runtime, day, { now, allowIncomplete: true }));
   }
   return { yesterday: first, retryAt, restated };
+}
+
+/** Days from `fromDay` whose latest published version is `incomplete`. */
+async function incompleteDaysSince(runtime: Runtime, fromDay: string): Promise<string[]> {
+  const { rows } = await runtime.pool.query<{ day: string }>(
+    `SELECT day::text AS day FROM (
+       SELECT DISTINCT ON (day) day, state FROM reporting.export_versions
+        WHERE day >= $1::date ORDER BY day, version DESC) latest
+      WHERE state = 'incomplete'`,
+    [fromDay],
+  );
+  return rows.map((r) => r.day);
 }
 
 async function publishYesterday(
@@ -59,14 +78,17 @@ async function publishYesterday(
   const w = dayWindow(day, runtime.settings.REPORT_TIMEZONE);
   const sources = runtime.settings.sources.map((s) => s.name);
   const gaps = describeGaps(await dayCoverage(runtime.pool, sources, w, runtime.settings.SETTLE_LAG));
+  const graceEnd = w.end.getTime() + EXPORT_GRACE_MS;
+  const retryAt = new Date(Math.min(now.getTime() + COVERAGE_RETRY_MS, graceEnd));
   if (!gaps) {
-    await reconcileBeforePublishing(runtime, day, now);
+    const reconciled = await reconcileBeforePublishing(runtime, day, now);
+    // the service cannot be reached: wait for it until the grace period ends, then publish with what is known
+    if (!reconciled && now.getTime() < graceEnd) return { first: null, retryAt };
     return { first: await exportDay(runtime, day, { now }), retryAt: null };
   }
-  const graceEnd = w.end.getTime() + EXPORT_GRACE_MS;
   if (now.getTime() < graceEnd) {
     runtime.log.info({ day, notCovered: gaps }, 'daily pack waits: sync does not cover the day yet');
-    return { first: null, retryAt: new Date(Math.min(now.getTime() + COVERAGE_RETRY_MS, graceEnd)) };
+    return { first: null, retryAt };
   }
   const first = await exportDay(runtime, day, { now, allowIncomplete: true });
   runtime.log.warn(
@@ -76,10 +98,24 @@ async function publishYesterday(
   return { first, retryAt: null };
 }
 
-/** The day healed and reconciled; a surviving difference is a warning naming its records. */
-async function reconcileBeforePublishing(runtime: Runtime, day: string, now: Date): Promise<void> {
-  const { result, rereads } = await reconcileAndHeal(runtime, day, { now, refreshPack: false });
-  if (result.mismatches === 0) return;
+/**
+ * The day healed and reconciled; a surviving difference is a warning naming its records. False when the
+ * service could not be reached (said in the log; nothing recorded): the caller tries again later.
+ */
+async function reconcileBeforePublishing(runtime: Runtime, day: string, now: Date): Promise<boolean> {
+  let healed: Awaited<ReturnType<typeof reconcileAndHeal>>;
+  try {
+    healed = await reconcileAndHeal(runtime, day, { now, refreshPack: false });
+  } catch (error) {
+    if (!(error instanceof ReconcileUnreachableError)) throw error;
+    runtime.log.warn(
+      { day, error: error.message },
+      'reconcile: the service cannot be reached; retrying later',
+    );
+    return false;
+  }
+  const { result, rereads } = healed;
+  if (result.mismatches === 0) return true;
   const named = result.differences.filter((d) => d.kind !== 'quarantined');
   runtime.log.warn(
     {
@@ -91,4 +127,5 @@ async function reconcileBeforePublishing(runtime: Runtime, day: string, now: Dat
     },
     'reconcile: differences survive re-reading; the day is published provisional with differences.csv',
   );
+  return true;
 }
