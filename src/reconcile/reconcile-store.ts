@@ -23,6 +23,15 @@ const INSERT_RECORDS = `
   SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                                $9::numeric[], $10::numeric[], $11::text[])`;
 
+/** Runs per day whose records (reconcile_records) are kept; their rows (reconcile_results) all are. */
+const KEPT_RUNS = 10;
+
+const PRUNE_RECORDS = `
+  DELETE FROM reporting.reconcile_records
+   WHERE day = $1::date
+     AND run_id NOT IN (SELECT run_id FROM reporting.reconcile_results WHERE day = $1::date
+                         GROUP BY run_id ORDER BY max(checked_at) DESC LIMIT $2)`;
+
 export async function recordReconcile(
   pool: Pool,
   day: string,
@@ -69,6 +78,8 @@ export async function recordReconcile(
         col('reason'),
       ]);
     }
+    // the records of a day's older runs only explain history: the last KEPT_RUNS runs keep theirs
+    await client.query(PRUNE_RECORDS, [day, KEPT_RUNS]);
     await client.query('COMMIT');
     return runId;
   } catch (error) {
