@@ -4,7 +4,7 @@
  * UnrecoverableError (the job fails at once with the reason), what can heal is thrown for BullMQ to retry
  * with backoff. A backfill item whose last attempt fails gets its verdict written in PostgreSQL.
  */
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { ConfigError, describeError, isRetryable } from '../src/errors.js';
 import type { Runtime } from '../src/runtime.js';
 import type { WindowReport } from '../src/sync/context.js';
@@ -29,12 +29,20 @@ function sourceOf(runtime: Runtime, name: string) {
   return source;
 }
 
-async function runExport(runtime: Runtime): Promise<unknown> {
+/**
+ * The daily pack: one line per day written. While sync does not cover yesterday yet, the job is put back
+ * to run again at `retryAt` (BullMQ's DelayedError: not a failed attempt).
+ */
+async function runExport(runtime: Runtime, job: Job<SyncJobData>, token?: string): Promise<unknown> {
   const report = await runDailyExport(runtime);
-  for (const r of [report.yesterday, ...report.restated]) recordExportResult(r.day, r.version);
-  const line = (r: { day: string; version: number; unchanged: boolean }) =>
-    `${r.day} v${r.version}${r.unchanged ? ' (unchanged)' : ''}`;
-  return { yesterday: line(report.yesterday), restated: report.restated.map(line) };
+  const written = [...(report.yesterday ? [report.yesterday] : []), ...report.restated];
+  for (const r of written) recordExportResult(r.day, r.version, r.state === 'incomplete');
+  const line = (r: { day: string; version: number; unchanged: boolean; state: string }) =>
+    `${r.day} v${r.version} ${r.state}${r.unchanged ? ' (unchanged)' : ''}`;
+  if (!report.retryAt)
+    return { yesterday: report.yesterday && line(report.yesterday), restated: report.restated.map(line) };
+  await job.moveToDelayed(report.retryAt.getTime(), token);
+  throw new DelayedError();
 }
 
 /** A probe: records the findings and warns when the service answers an open point differently. */
@@ -50,10 +58,15 @@ async function runProbe(runtime: Runtime, data: WorkByName['probe']): Promise<un
   return { changes: report.changes.length, requests: report.findings.requests };
 }
 
-function dispatch(runtime: Runtime, job: SyncJob, onWindow: (r: WindowReport) => void): Promise<unknown> {
+function dispatch(
+  runtime: Runtime,
+  job: SyncJob,
+  onWindow: (r: WindowReport) => void,
+  token?: string,
+): Promise<unknown> {
   switch (job.name) {
     case 'export':
-      return runExport(runtime);
+      return runExport(runtime, job as Job<SyncJobData>, token);
     case 'probe':
       return runProbe(runtime, job.data);
     case 'tick':
@@ -72,12 +85,13 @@ function lastAttempt(job: Job): boolean {
 }
 
 export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport) => void = () => undefined) {
-  return async (raw: Job<SyncJobData>): Promise<unknown> => {
+  return async (raw: Job<SyncJobData>, token?: string): Promise<unknown> => {
     let job: SyncJob | null = null;
     try {
       job = asSyncJob(raw);
-      return await dispatch(runtime, job, onWindow);
+      return await dispatch(runtime, job, onWindow, token);
     } catch (error) {
+      if (error instanceof DelayedError) throw error; // moved to later on purpose, not a failure
       const retryable = isRetryable(error);
       if ((job?.name === 'window' || job?.name === 'scan') && (!retryable || lastAttempt(job)))
         await backfillItemFailed(runtime.pool, job.data, error);

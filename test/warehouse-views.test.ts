@@ -71,14 +71,59 @@ describe('analyst views', () => {
     expect(nairobi.map((r) => r.day)).toEqual(['2024-05-01', '2024-05-02', '2024-05-01']);
   });
 
-  it('payment_status_funnel counts payments per status reached and the time to reach it', async () => {
+  it('payment_statuses_observed counts payments seen in each status and in it now, not a funnel', async () => {
     const { rows } = await db.pool.query(
-      `SELECT status, payments, pct_of_all, extract(epoch FROM median_time_to_reach)::int AS median_s
-         FROM reporting.payment_status_funnel`,
+      `SELECT status, payments_seen_in, payments_now_in,
+              extract(epoch FROM median_seen_after_creation)::int AS median_s
+         FROM reporting.payment_statuses_observed`,
     );
     expect(rows).toEqual([
-      { status: 'PENDING', payments: 2, pct_of_all: '100.00', median_s: 60 },
-      { status: 'COMPLETE', payments: 1, pct_of_all: '50.00', median_s: 600 },
+      { status: 'PENDING', payments_seen_in: 2, payments_now_in: 1, median_s: 60 },
+      { status: 'COMPLETE', payments_seen_in: 1, payments_now_in: 1, median_s: 600 },
     ]);
+  });
+
+  it('payment_status_transitions lists the observed moves between statuses', async () => {
+    const { rows } = await db.pool.query(
+      `SELECT from_status, to_status, payments, extract(epoch FROM median_between)::int AS s
+         FROM reporting.payment_status_transitions`,
+    );
+    expect(rows).toEqual([{ from_status: 'PENDING', to_status: 'COMPLETE', payments: 1, s: 540 }]);
+  });
+
+  it('sync_health: lag from the end of the contiguous completed run, never negative, first gap shown', async () => {
+    const window = (start: string, end: string, fetched: string, outcome = 'complete') =>
+      db.pool.query(
+        `INSERT INTO reporting.sync_windows (source, stream, window_start, window_end, kind, fetched_at, records,
+           pages, outcome, first_fetched_at)
+         VALUES ('h', 'payments', $1, $2, 'backfill', $3, 0, 1, $4, $3)`,
+        [start, end, fetched, outcome],
+      );
+    const base = Date.now();
+    const hour = (h: number) => new Date(base + h * 3_600_000).toISOString();
+    await window(hour(-30), hour(-20), hour(-19));
+    await window(hour(-21), hour(-10), hour(-9));
+    await window(hour(-10), hour(-8), hour(-8), 'failed'); // a failed run covers nothing
+    await window(hour(-6), hour(+24), hour(-1)); // after the gap; a backfill of today ends at midnight
+    const { rows } = await db.pool.query(
+      `SELECT complete_from, complete_until, first_gap_from, first_gap_to,
+              extract(epoch FROM lag)::int AS lag_s
+         FROM reporting.sync_health WHERE source = 'h'`,
+    );
+    expect(rows).toHaveLength(1);
+    const r = rows[0];
+    expect(r.complete_from.toISOString()).toBe(hour(-30));
+    expect(r.complete_until.toISOString()).toBe(hour(-10));
+    expect([r.first_gap_from.toISOString(), r.first_gap_to.toISOString()]).toEqual([hour(-10), hour(-6)]);
+    expect(r.lag_s).toBeGreaterThanOrEqual(10 * 3600);
+
+    await window(hour(-10), hour(-6), hour(-5)); // the gap filled: the run reaches the last fetch
+    const healed = await db.pool.query(
+      `SELECT complete_until, first_gap_from, extract(epoch FROM lag)::int AS lag_s
+         FROM reporting.sync_health WHERE source = 'h'`,
+    );
+    expect(healed.rows[0].complete_until.toISOString()).toBe(hour(-1)); // its fetch time, not midnight
+    expect(healed.rows[0].first_gap_from).toBeNull();
+    expect(healed.rows[0].lag_s).toBeGreaterThanOrEqual(0);
   });
 });

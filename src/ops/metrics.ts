@@ -50,8 +50,14 @@ class DayGauges {
 export class PaysyncMetrics {
   readonly registry = new Registry();
   private readonly c = buildCollectors(this.registry);
-  private readonly reconcile = new DayGauges([this.c.reconcileMismatches, this.c.reconcileAt], RESULT_DAYS);
-  private readonly exports = new DayGauges([this.c.exportVersion, this.c.exportAt], RESULT_DAYS);
+  private readonly reconcile = new DayGauges(
+    [this.c.reconcileMismatches, this.c.reconcileAt, this.c.reconcileQuarantined],
+    RESULT_DAYS,
+  );
+  private readonly exports = new DayGauges(
+    [this.c.exportVersion, this.c.exportAt, this.c.exportIncomplete],
+    RESULT_DAYS,
+  );
 
   private processMetrics = false;
 
@@ -112,12 +118,13 @@ export class PaysyncMetrics {
     for (const [state, n] of Object.entries(status.queue)) this.c.queue.set({ state }, n);
   }
 
-  recordReconcileResult(day: string, mismatches: number, at: Date = new Date()): void {
-    this.reconcile.set(day, [mismatches, at.getTime() / 1000]);
+  /** A day's latest reconcile: rows with unexplained differences, and quarantined records (apart). */
+  recordReconcileResult(day: string, mismatches: number, at: Date = new Date(), quarantined = 0): void {
+    this.reconcile.set(day, [mismatches, at.getTime() / 1000, quarantined]);
   }
 
-  recordExportResult(day: string, version: number, at: Date = new Date()): void {
-    this.exports.set(day, [version, at.getTime() / 1000]);
+  recordExportResult(day: string, version: number, at: Date = new Date(), incomplete = false): void {
+    this.exports.set(day, [version, at.getTime() / 1000, incomplete ? 1 : 0]);
   }
 
   /** The exposition text; `refresh` (status gathering) runs first, and its failure is itself a metric. */
@@ -234,7 +241,13 @@ function buildCollectors(registry: Registry) {
     }),
     reconcileMismatches: new Gauge({
       name: 'paysync_reconcile_mismatches',
-      help: 'Mismatches found by the last reconcile of each day (0: warehouse matches the service).',
+      help: 'Rows (source, stream, status) with an unexplained difference in the last reconcile of each day (0: the warehouse matches the service; quarantined records are counted apart).',
+      labelNames: ['day'],
+      registers,
+    }),
+    reconcileQuarantined: new Gauge({
+      name: 'paysync_reconcile_quarantined',
+      help: 'Records the service lists for each day that paysync holds in sync_rejects (last reconcile); explained, listed in the pack, not a mismatch.',
       labelNames: ['day'],
       registers,
     }),
@@ -256,6 +269,12 @@ function buildCollectors(registry: Registry) {
       labelNames: ['day'],
       registers,
     }),
+    exportIncomplete: new Gauge({
+      name: 'paysync_export_incomplete',
+      help: '1 when the pack of each day was published incomplete (sync did not cover the day by the grace period), else 0.',
+      labelNames: ['day'],
+      registers,
+    }),
   };
 }
 
@@ -266,6 +285,6 @@ export function recordReconcileResult(day: string, mismatches: number): void {
   metrics.recordReconcileResult(day, mismatches);
 }
 
-export function recordExportResult(day: string, version: number): void {
-  metrics.recordExportResult(day, version);
+export function recordExportResult(day: string, version: number, incomplete = false): void {
+  metrics.recordExportResult(day, version, new Date(), incomplete);
 }

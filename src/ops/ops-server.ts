@@ -78,7 +78,7 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
       const ready = () => taking && (deps.worker ? deps.worker.isRunning() : true);
       const refresh = async () => {
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))
-          metrics.recordReconcileResult(d.day, d.mismatches, d.at);
+          metrics.recordReconcileResult(d.day, d.mismatches, d.at, d.quarantined);
         return status();
       };
       const health = { redis: runtime.redis, pool: runtime.pool, ready };

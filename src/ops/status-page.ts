@@ -71,7 +71,7 @@ function queueSection(status: StatusData, queuesPath: string): string {
 
 function reconcileSection(rows: ReconcileRow[], days: number): string {
   if (rows.length === 0) return `<p class="reconcile-empty">no reconcile results yet (last ${days} days)</p>`;
-  const headers = ['day', 'checked at', 'source', 'stream', 'service', 'warehouse', 'result'];
+  const headers = ['day', 'checked at', 'source', 'stream', 'service', 'warehouse', 'result', 'quarantined'];
   const body = rows.map((r) => [
     escapeHtml(r.day),
     escapeHtml(r.checkedAt.toISOString()),
@@ -82,6 +82,7 @@ function reconcileSection(rows: ReconcileRow[], days: number): string {
     r.mismatches === 0
       ? 'match'
       : `<span class="bad">${r.mismatches} status${r.mismatches === 1 ? '' : 'es'} differ</span>`,
+    String(r.quarantined),
   ]);
   return table(headers, body, 'reconcile');
 }

@@ -9,13 +9,17 @@
  * - An unchanged day writes nothing new: the fresh files are compared (SHA-256) with the published ones
  *   and thrown away when equal, so the version and every published byte stay the same.
  * - Two exports of one day never interleave: a session advisory lock per day serialises them.
+ * - A day sync does not cover yet is never published as final: it is refused (DayNotCoveredError) unless
+ *   the caller allows an `incomplete` pack; a future day is a usage error.
  */
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pg, { type PoolClient } from 'pg';
+import { UsageError } from '../errors.js';
 import { pausePoint } from '../pause-point.js';
 import type { Runtime } from '../runtime.js';
-import { dayWindow } from '../sync/windows.js';
+import { dayWindow, type Window } from '../sync/windows.js';
+import { dayCoverage, DayNotCoveredError, describeGaps, type StreamCoverage } from './coverage.js';
 import { neutralise } from './csv-cells.js';
 import {
   manifestText,
@@ -25,7 +29,7 @@ import {
   topManifest,
   versionDir,
   type Manifest,
-  type PackFileName,
+  type PackFiles,
   type StreamTotal,
 } from './manifest.js';
 import {
@@ -44,6 +48,7 @@ import { writeCsvFile, writeSmallCsv, type WrittenFile } from './pack-writer.js'
 import { writePackWorkbook } from './pack-xlsx.js';
 import { withDayLock } from './pack-lock.js';
 import { latestReconcile } from './reconcile-store.js';
+import { writeDifferences, writeRejects } from './pack-rejects.js';
 import { changesSinceSnapshot } from './restatement.js';
 
 export interface ExportResult {
@@ -54,12 +59,16 @@ export interface ExportResult {
   restated: boolean;
   unchanged: boolean;
   state: Manifest['state'];
+  stateReason: string;
   counts: { payments: number; transfers: number };
+  quarantined: { payments: number; transfers: number };
 }
 
 export interface ExportOptions {
-  /** The clock deciding whether the settle horizon has passed (tests follow the simulator's). */
+  /** The clock deciding whether the day is over and the settle horizon has passed (tests: the simulator's). */
   now?: Date;
+  /** Publish a day sync does not cover yet, as `incomplete`, instead of refusing it. */
+  allowIncomplete?: boolean;
 }
 
 /** Removes what a killed export left behind (only ever hidden `.tmp-*` entries). Under the day lock. */
@@ -91,7 +100,7 @@ async function nextVersion(
   return Math.max(latest?.version ?? 0, rows[0]?.version ?? 0, ...onDisk) + 1;
 }
 
-type RecordFiles = Record<Exclude<PackFileName, 'summary'>, WrittenFile>;
+type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
 
 /**
  * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the
@@ -134,9 +143,14 @@ async function writeSummary(
   client: PoolClient,
   range: [Date, Date],
   dir: string,
+  quarantined: Manifest['quarantined'],
 ): Promise<{ summary: WrittenFile; totals: Manifest['totals'] }> {
   const { rows } = await client.query({ text: SUMMARY_SQL, values: range, rowMode: 'array' });
   const cells = (rows as unknown[][]).map((r) => r.map((v) => (typeof v === 'string' ? neutralise(v) : v)));
+  // the day's quarantined records (rejects.csv), one line per stream: counted, never summed (no exact amount)
+  for (const stream of ['payments', 'transfers'] as const) {
+    cells.push(['quarantined', stream, '', '', '', quarantined[stream], '']);
+  }
   const summary = await writeSmallCsv(cells, SUMMARY_HEADER, join(dir, 'summary.csv'));
   const total = (stream: string): StreamTotal => {
     const row = (rows as unknown[][]).find((r) => r[0] === 'stream_total' && r[1] === stream);
@@ -145,19 +159,39 @@ async function writeSummary(
   return { summary, totals: { payments: total('payments'), transfers: total('transfers') } };
 }
 
+/**
+ * The day's state (manifest.ts PackState): `incomplete` while sync does not cover the day, else `final`
+ * only when every record is final (or the settle horizon passed) and the last reconcile found no
+ * unexplained difference; `provisional` otherwise, with the reason.
+ */
 async function stateOf(
   client: PoolClient,
   range: [Date, Date],
-  horizonMs: number,
-  now: Date,
+  job: DayJob,
+  reconcile: Manifest['reconcile'],
 ): Promise<Pick<Manifest, 'state' | 'stateReason'>> {
+  const gaps = describeGaps(job.coverage);
+  if (gaps) return { state: 'incomplete', stateReason: `not covered by sync: ${gaps}` };
   const { rows } = await client.query(OPEN_RECORDS_SQL, range);
   const open = (rows[0].payments as number) + (rows[0].transfers as number);
-  if (open === 0) return { state: 'final', stateReason: 'every record is in a final state' };
-  if (now.getTime() > range[1].getTime() + horizonMs) {
-    return { state: 'final', stateReason: `the settle horizon passed with ${open} record(s) not final` };
+  const horizonPassed = job.now.getTime() > range[1].getTime() + job.horizonMs;
+  const notYet: string[] = [];
+  if (open > 0 && !horizonPassed) notYet.push(`${open} record(s) not yet in a final state`);
+  if (!reconcile) notYet.push(`not reconciled yet: run \`paysync reconcile --day ${job.day}\``);
+  else if (reconcile.mismatches > 0) {
+    notYet.push(
+      `the last reconcile (${reconcile.checkedAt}) found ${reconcile.mismatches} row(s) with unexplained differences`,
+    );
   }
-  return { state: 'provisional', stateReason: `${open} record(s) not yet in a final state` };
+  if (notYet.length > 0) return { state: 'provisional', stateReason: notYet.join('; ') };
+  const settled =
+    open === 0
+      ? 'every record is in a final state'
+      : `the settle horizon passed with ${open} record(s) not final`;
+  return {
+    state: 'final',
+    stateReason: `covered by sync, ${settled}, reconciled with no unexplained difference`,
+  };
 }
 
 export async function exportDay(
@@ -168,12 +202,42 @@ export async function exportDay(
   const { settings, pool } = runtime;
   const window = dayWindow(day, settings.REPORT_TIMEZONE);
   const range: [Date, Date] = [window.start, window.end];
+  const now = options.now ?? new Date();
+  const coverage = await checkCovered(runtime, day, window, now, options.allowIncomplete === true);
   const dayDir = resolve(settings.EXPORT_DIR, day);
   await mkdir(dayDir, { recursive: true });
   return withDayLock(pool, day, async (client) => {
     await removeLeftovers(dayDir);
-    return exportLocked(runtime, client, { day, range, dayDir, now: options.now ?? new Date() });
+    const horizonMs = settings.SETTLE_HORIZON;
+    return exportLocked(runtime, client, { day, range, dayDir, now, coverage, horizonMs });
   });
+}
+
+/**
+ * A future day is a usage error; a day sync does not cover yet (today, or a past day with a gap) is
+ * refused with what to run, unless `incomplete` packs are allowed. Returns the coverage for the state.
+ */
+async function checkCovered(
+  runtime: Runtime,
+  day: string,
+  window: Window,
+  now: Date,
+  allowIncomplete: boolean,
+): Promise<StreamCoverage[]> {
+  if (window.start.getTime() > now.getTime()) {
+    throw new UsageError(
+      `--day ${day} is in the future (${runtime.settings.REPORT_TIMEZONE}): there is nothing to export yet`,
+    );
+  }
+  const sources = runtime.settings.sources.map((s) => s.name);
+  const coverage = await dayCoverage(runtime.pool, sources, window, runtime.settings.SETTLE_LAG);
+  const gaps = describeGaps(coverage);
+  if (!gaps || allowIncomplete) return coverage;
+  const what =
+    window.end.getTime() > now.getTime()
+      ? `${day} is not over yet (${gaps} not covered)`
+      : `${day} not synced yet: run \`paysync backfill --from ${day} --to ${day}\` (${gaps} not covered)`;
+  throw new DayNotCoveredError(`${what}, or publish it marked incomplete with --allow-incomplete`);
 }
 
 interface DayJob {
@@ -181,10 +245,12 @@ interface DayJob {
   range: [Date, Date];
   dayDir: string;
   now: Date;
+  coverage: StreamCoverage[];
+  horizonMs: number;
 }
 
 async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): Promise<ExportResult> {
-  const { day, range, dayDir, now } = job;
+  const { day, range, dayDir } = job;
   const temp = await mkdtemp(join(dayDir, '.tmp-'));
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
   let recordFiles: Promise<RecordFiles> | undefined;
@@ -192,17 +258,33 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     const { rows } = await client.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
     recordFiles = writeRecordFiles(runtime.settings.DATABASE_URL, rows[0]!.snapshot, range, temp);
     recordFiles.catch(() => undefined); // awaited below; meanwhile this connection does the rest
-    const { summary, totals } = await writeSummary(client, range, temp);
+    const rejects = await writeRejects(client, range, day, temp);
+    const { summary, totals } = await writeSummary(client, range, temp, rejects.counts);
+    const differences = await writeDifferences(client, day, temp);
+    const reconcile = await latestReconcile(client, day);
+    const state = await stateOf(client, range, job, reconcile);
     const latest = await readLatestManifest(dayDir);
     // compared with the previous version's snapshot before it is replaced; both undone if nothing changed
     const restatement = latest ? await changesSinceSnapshot(client, range, day, latest.version) : null;
     await replaceSnapshot(client, range, day);
-    const files = { ...(await recordFiles), summary };
+    const files: PackFiles<WrittenFile> = {
+      ...(await recordFiles),
+      summary,
+      rejects: rejects.file,
+      ...(differences ? { differences } : {}),
+    };
     await pausePoint('export:files-written');
     const counts = { payments: files.payments.rows, transfers: files.transfers.rows };
-    if (latest && sameContent(latest, files)) {
+    const quarantined = rejects.counts;
+    // a day whose files are unchanged keeps its version, unless its state moved (say provisional to final)
+    if (latest && sameContent(latest, files) && latest.state === state.state) {
       await client.query('ROLLBACK');
       await rm(temp, { recursive: true, force: true });
+      // the published files stand; the top manifest follows the latest reconcile and the state's reason
+      if (latest.reconcile?.checkedAt !== reconcile?.checkedAt || latest.stateReason !== state.stateReason) {
+        const refreshed = { ...latest, reconcile, stateReason: state.stateReason };
+        await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(refreshed));
+      }
       const dir = join(dayDir, versionDir(latest.version));
       return {
         day,
@@ -210,8 +292,9 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
         dir,
         restated: false,
         unchanged: true,
-        state: latest.state,
+        ...state,
         counts,
+        quarantined,
       };
     }
     const version = await nextVersion(client, day, dayDir, latest);
@@ -220,14 +303,11 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
       timeZone: runtime.settings.REPORT_TIMEZONE,
       version,
       generatedAt: new Date().toISOString(),
-      ...(await stateOf(client, range, runtime.settings.SETTLE_HORIZON, now)),
-      files: {
-        payments: { path: 'payments.csv', ...files.payments },
-        transfers: { path: 'transfers.csv', ...files.transfers },
-        summary: { path: 'summary.csv', ...files.summary },
-      },
+      ...state,
+      files: manifestFiles(files),
       totals,
-      reconcile: await latestReconcile(client, day),
+      quarantined,
+      reconcile,
       restatement,
     };
     // the workbook shows the manifest's facts, so it comes after them (same snapshot, same connection)
@@ -246,12 +326,24 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     await client.query('COMMIT');
     await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(topManifest(manifest)));
     const restated = latest !== null;
-    return { day, version, dir, restated, unchanged: false, state: manifest.state, counts };
+    return { day, version, dir, restated, unchanged: false, ...state, counts, quarantined };
   } catch (error) {
     await recordFiles?.catch(() => undefined); // never leave the other connection writing behind us
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
+}
+
+/** The manifest's file entries: each written file with its path in the version folder. */
+function manifestFiles(files: PackFiles<WrittenFile>): Manifest['files'] {
+  const entry = (name: string, f: WrittenFile) => ({ path: `${name}.csv`, ...f });
+  return {
+    payments: entry('payments', files.payments),
+    transfers: entry('transfers', files.transfers),
+    summary: entry('summary', files.summary),
+    rejects: entry('rejects', files.rejects),
+    ...(files.differences ? { differences: entry('differences', files.differences) } : {}),
+  };
 }
 
 /** The snapshot the next restatement is compared with: the day's records as this version has them. */
@@ -264,14 +356,15 @@ async function replaceSnapshot(client: PoolClient, range: [Date, Date], day: str
 async function recordVersion(client: PoolClient, m: Manifest): Promise<void> {
   await client.query(
     `INSERT INTO reporting.export_versions
-       (day, version, time_zone, generated_at, final, payments, transfers, manifest)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+       (day, version, time_zone, generated_at, final, state, payments, transfers, manifest)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [
       m.day,
       m.version,
       m.timeZone,
       m.generatedAt,
       m.state === 'final',
+      m.state,
       m.files.payments.rows,
       m.files.transfers.rows,
       m,

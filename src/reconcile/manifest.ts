@@ -2,7 +2,8 @@
  * The pack's manifest and its on-disk layout:
  *
  *   EXPORT_DIR/YYYY-MM-DD/manifest.json        the day's latest version; paths like `v2/payments.csv`
- *   EXPORT_DIR/YYYY-MM-DD/v1/{payments,transfers,summary}.csv, v1/manifest.json   (paths like `payments.csv`)
+ *   EXPORT_DIR/YYYY-MM-DD/v1/{payments,transfers,summary,rejects}.csv, v1/manifest.json  (paths like `payments.csv`)
+ *   EXPORT_DIR/YYYY-MM-DD/v1/differences.csv   only when the day's last reconcile listed records
  *   EXPORT_DIR/YYYY-MM-DD/v2/…
  *
  * A version folder is written under a temporary name and renamed whole, and never touched again. The
@@ -15,8 +16,12 @@ import { join } from 'node:path';
 import type { WrittenFile } from './pack-writer.js';
 import type { WorkbookEntry } from './pack-xlsx.js';
 
-export const PACK_FILES = ['payments', 'transfers', 'summary'] as const;
+export const PACK_FILES = ['payments', 'transfers', 'summary', 'rejects'] as const;
 export type PackFileName = (typeof PACK_FILES)[number];
+/** Files a version has only when it has something to put in them. */
+export const OPTIONAL_PACK_FILES = ['differences'] as const;
+export type OptionalPackFileName = (typeof OPTIONAL_PACK_FILES)[number];
+export type PackFiles<F> = Record<PackFileName, F> & Partial<Record<OptionalPackFileName, F>>;
 
 export interface ManifestFile extends WrittenFile {
   path: string;
@@ -45,7 +50,12 @@ export interface Restatement {
 
 export interface ReconcileSummary {
   checkedAt: string;
+  /** Rows with an unexplained difference (0: the warehouse matches the service, quarantine aside). */
   mismatches: number;
+  /** Records of the day the service lists and paysync holds in sync_rejects. */
+  quarantined: number;
+  /** Records behind the differences, by kind (missing_in_warehouse, missing_at_source, different, quarantined). */
+  records: Record<string, number>;
   rows: Array<{
     source: string;
     stream: string;
@@ -53,20 +63,33 @@ export interface ReconcileSummary {
     service: number;
     warehouse: number;
     difference: number;
+    quarantined: number;
+    unexplained: number;
+    /** False where the service's figures give no amounts (a wrapper total): amounts were not compared. */
+    amountCompared: boolean;
     method: string;
   }>;
 }
+
+/**
+ * `final`: sync covers the whole day for every source and stream, every record is in a final state or
+ * the settle horizon passed, and the last reconcile found no unexplained difference. `provisional`:
+ * covered, but one of the other two is not true yet. `incomplete`: published with --allow-incomplete
+ * before sync covered the day.
+ */
+export type PackState = 'final' | 'provisional' | 'incomplete';
 
 export interface Manifest {
   day: string;
   timeZone: string;
   version: number;
   generatedAt: string;
-  /** `final`: every record in a final state, or the settle horizon has passed; else `provisional`. */
-  state: 'final' | 'provisional';
+  state: PackState;
   stateReason: string;
-  files: Record<PackFileName, ManifestFile> & WorkbookEntry;
+  files: PackFiles<ManifestFile> & WorkbookEntry;
   totals: { payments: StreamTotal; transfers: StreamTotal };
+  /** The day's quarantined records (rejects.csv), per stream. */
+  quarantined: { payments: number; transfers: number };
   reconcile: ReconcileSummary | null;
   restatement: Restatement | null;
 }
@@ -76,8 +99,9 @@ export const versionDir = (version: number) => `v${version}`;
 /** The same manifest with file paths relative to the day folder (the top manifest's view). */
 export function topManifest(manifest: Manifest): Manifest {
   const files = { ...manifest.files };
-  for (const name of PACK_FILES) {
-    files[name] = { ...files[name], path: `${versionDir(manifest.version)}/${name}.csv` };
+  for (const name of [...PACK_FILES, ...OPTIONAL_PACK_FILES]) {
+    const file = files[name];
+    if (file) files[name] = { ...file, path: `${versionDir(manifest.version)}/${name}.csv` };
   }
   if (files.xlsx) files.xlsx = { ...files.xlsx, path: `${versionDir(manifest.version)}/${files.xlsx.path}` };
   return { ...manifest, files };
@@ -105,6 +129,8 @@ export async function readLatestManifest(dayDir: string): Promise<Manifest | nul
 }
 
 /** True when the freshly written files are byte for byte those of the published version. */
-export function sameContent(latest: Manifest, files: Record<PackFileName, WrittenFile>): boolean {
-  return PACK_FILES.every((name) => latest.files[name]?.sha256 === files[name].sha256);
+export function sameContent(latest: Manifest, files: PackFiles<WrittenFile>): boolean {
+  return [...PACK_FILES, ...OPTIONAL_PACK_FILES].every(
+    (name) => latest.files[name]?.sha256 === files[name]?.sha256,
+  );
 }

@@ -1,99 +1,111 @@
 /**
- * `paysync reconcile --day D`: for each source, the day's payments per status and the transfer list's
- * total at the service against the warehouse; the result is recorded (reporting.reconcile_results) and
- * written into the day's top manifest when the day has a pack. How the service's side is counted under
- * the interface's open points is in service-counts.ts; a difference found with a wrapper total is
- * confirmed by paging before it is reported, so a lying or inconsistent `total` cannot fake a mismatch.
+ * `paysync reconcile --day D`: for each source, the day's payments and transfers at the service against
+ * the warehouse, per status, with the day's quarantined records explaining what they can; the result
+ * (rows and the records behind every difference) is recorded in reporting.reconcile_results and
+ * reconcile_records, and a day that has a pack has it refreshed (refreshPack).
+ *
+ * Payments are first counted with a handful of requests (wrapper totals, service-counts.ts); when that
+ * is not possible, or finds a difference, the day is read whole and compared record by record
+ * (record-diff.ts), so a lying or inconsistent `total` cannot fake a mismatch and every difference is
+ * named. Transfers have no date filter: their day is read from the whole list, once per reconcile run
+ * however many days it covers.
  */
-import { resolve, join } from 'node:path';
-import type { Pool } from 'pg';
+import { resolve } from 'node:path';
 import type { Source } from '../config/settings.js';
+import { isRetryable, PaysyncError, UpstreamError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
+import { withReconcileLease, type LeaseOptions } from './reconcile-lock.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import { PAYMENT_STATUSES } from '../upstream/schemas.js';
-import { manifestText, readLatestManifest, replaceFileAtomically } from './manifest.js';
-import { withDayLock } from './pack-lock.js';
-import { compareTallies, isMismatch, type ReconcileRow, type Tally } from './reconcile-table.js';
-import { latestReconcile, recordReconcile } from './reconcile-store.js';
+import { dayRejects, talliesOf, warehouseDay, type StreamName } from './day-records.js';
+import { exportDay } from './export-day.js';
+import { readLatestManifest } from './manifest.js';
+import { compareDay, type DayComparison, type RecordDifference, type ServiceRecord } from './record-diff.js';
+import { compareTallies, isMismatch, type ReconcileRow } from './reconcile-table.js';
+import { recordReconcile } from './reconcile-store.js';
 import {
   countByTotals,
-  countPagedDay,
-  countTransfers,
+  listPaymentsDay,
+  listTransfers,
   paymentsFetch,
+  transfersOfDay,
   type CountOptions,
+  type Seen,
 } from './service-counts.js';
 
 export interface ReconcileResult {
   day: string;
   rows: ReconcileRow[];
+  /** Every record behind a difference, quarantined ones included. */
+  differences: RecordDifference[];
+  /** Rows with an unexplained difference (0: the warehouse matches the service, quarantine aside). */
   mismatches: number;
+  quarantined: number;
 }
 
-async function warehousePayments(pool: Pool, source: string, w: Window): Promise<Map<string, Tally>> {
-  const { rows } = await pool.query(
-    `SELECT status, count(*)::bigint AS n, sum(amount)::text AS amount FROM reporting.payments
-      WHERE source = $1 AND created_at >= $2 AND created_at < $3 GROUP BY status`,
-    [source, w.start, w.end],
-  );
-  return new Map(rows.map((r) => [r.status as string, { count: r.n as number, amount: r.amount as string }]));
-}
-
-async function reconcilePayments(runtime: Runtime, source: Source, w: Window): Promise<ReconcileRow[]> {
+async function reconcilePayments(runtime: Runtime, source: Source, w: Window): Promise<DayComparison> {
   const o = countOptions(runtime, source, 'payments');
   const fetch = paymentsFetch(runtime.client(source));
-  const warehouse = await warehousePayments(runtime.pool, source.name, w);
+  const warehouse = await warehouseDay(runtime.pool, source.name, 'payments', w);
   const base = { source: source.name, stream: 'payments' as const };
   const fast = await countByTotals(fetch, w, o);
   if (fast) {
-    const rows = compareTallies({ ...base, method: fast.method }, fast.byStatus, warehouse, PAYMENT_STATUSES);
-    if (!rows.some(isMismatch)) return rows;
+    const rows = compareTallies(
+      { ...base, method: fast.method },
+      fast.byStatus,
+      talliesOf(warehouse),
+      PAYMENT_STATUSES,
+    );
+    if (!rows.some(isMismatch)) return { rows, differences: [] };
   }
-  const paged = await countPagedDay(fetch, w, o);
+  const service = await listPaymentsDay(fetch, w, o);
   const method = fast ? 'paged-confirm' : 'paged';
-  const rows = compareTallies({ ...base, method }, paged.byStatus, warehouse, PAYMENT_STATUSES);
-  if (paged.unreadable > 0) {
-    rows.push({
-      ...base,
-      method,
-      status: '(unreadable)',
-      service: paged.unreadable,
-      warehouse: 0,
-      difference: paged.unreadable,
-      serviceAmount: null,
-      warehouseAmount: null,
-    });
-  }
-  return rows;
+  return compareWith(runtime, { ...base, method }, service, warehouse, w, PAYMENT_STATUSES);
 }
 
-/** Transfers have no date filter: the whole list's size against every transfer this source stored. */
-async function reconcileTransfers(runtime: Runtime, source: Source): Promise<ReconcileRow> {
-  const o = countOptions(runtime, source, 'transfers');
-  const client = runtime.client(source);
-  const { rows } = await runtime.pool.query(
-    `SELECT count(*)::bigint AS n FROM reporting.transfers WHERE source = $1`,
-    [source.name],
-  );
-  const warehouse = rows[0].n as number;
-  let counted = await countTransfers(client, o, true);
-  if (counted.count !== warehouse && counted.method === 'wrapper-total') {
-    counted = { ...(await countTransfers(client, o, false)), method: 'paged' };
-  }
-  return {
-    source: source.name,
-    stream: 'transfers',
-    status: '(whole list)',
-    service: counted.count,
-    warehouse,
-    difference: counted.count - warehouse,
-    serviceAmount: null,
-    warehouseAmount: null,
-    method: counted.method,
+async function reconcileTransfers(
+  runtime: Runtime,
+  source: Source,
+  w: Window,
+  listing: TransferListing,
+): Promise<DayComparison> {
+  const warehouse = await warehouseDay(runtime.pool, source.name, 'transfers', w);
+  const service = await listing(source, w);
+  const base = { source: source.name, stream: 'transfers' as const, method: 'paged' };
+  return compareWith(runtime, base, service, warehouse, w);
+}
+
+async function compareWith(
+  runtime: Runtime,
+  base: { source: string; stream: StreamName; method: string },
+  service: readonly ServiceRecord[],
+  warehouse: Awaited<ReturnType<typeof warehouseDay>>,
+  w: Window,
+  alwaysShow: readonly string[] = [],
+): Promise<DayComparison> {
+  const stored = new Set(warehouse.map((r) => r.id));
+  const unmatched = service.flatMap((r) => (r.id !== null && !stored.has(r.id) ? [r.id] : []));
+  const rejects = await dayRejects(runtime.pool, base.source, base.stream, w, unmatched);
+  return compareDay(base, service, warehouse, rejects, alwaysShow);
+}
+
+/** The day's transfers of a source; one reconcile run reads the whole list once per source. */
+export type TransferListing = (source: Source, w: Window) => Promise<ServiceRecord[]>;
+
+export function transferListing(runtime: Runtime): TransferListing {
+  const lists = new Map<string, Promise<Seen[]>>();
+  return async (source, w) => {
+    let all = lists.get(source.name);
+    if (!all) {
+      all = listTransfers(runtime.client(source), countOptions(runtime, source, 'transfers'));
+      lists.set(source.name, all);
+    }
+    return transfersOfDay(await all, w);
   };
 }
 
-function countOptions(runtime: Runtime, source: Source, stream: 'payments' | 'transfers'): CountOptions {
+function countOptions(runtime: Runtime, source: Source, stream: StreamName): CountOptions {
   const paymentsEndpoint =
     source.scope === 'api-key' ? ENDPOINTS.paymentsByApiKey : ENDPOINTS.paymentsByOrganisation;
   return {
@@ -105,28 +117,105 @@ function countOptions(runtime: Runtime, source: Source, stream: 'payments' | 'tr
   };
 }
 
-export async function reconcileDay(runtime: Runtime, day: string): Promise<ReconcileResult> {
-  const w = dayWindow(day, runtime.settings.REPORT_TIMEZONE);
-  const rows: ReconcileRow[] = [];
-  for (const source of runtime.settings.sources) {
-    rows.push(...(await reconcilePayments(runtime, source, w)));
-    rows.push(await reconcileTransfers(runtime, source));
-  }
-  await recordReconcile(runtime.pool, day, rows, new Date());
-  await noteInManifest(runtime, day);
-  return { day, rows, mismatches: rows.filter(isMismatch).length };
+export interface ReconcileOptions {
+  /** The clock of the settle horizon when a pack is refreshed (tests: the simulator's). */
+  now?: Date;
+  /** False when the caller exports the day itself right after (the daily job). */
+  refreshPack?: boolean;
 }
 
 /**
- * Puts the latest result into the day's top manifest (replaced atomically; version folders are never
- * touched). A day without a pack yet gets it in its first manifest, from the table.
+ * Reconciles each day (one transfer listing per source for them all) and records each result. Each day
+ * is reconciled under its lease: one reconcile per day at a time across workers.
  */
-async function noteInManifest(runtime: Runtime, day: string): Promise<void> {
-  const dayDir = resolve(runtime.settings.EXPORT_DIR, day);
-  await withDayLock(runtime.pool, day, async (client) => {
-    const latest = await readLatestManifest(dayDir);
-    if (!latest) return;
-    const reconcile = await latestReconcile(client, day);
-    await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText({ ...latest, reconcile }));
-  });
+export async function reconcileDays(
+  runtime: Runtime,
+  days: readonly string[],
+  options: ReconcileOptions & LeaseOptions = {},
+): Promise<ReconcileResult[]> {
+  const listing = transferListing(runtime);
+  const out: ReconcileResult[] = [];
+  for (const day of days) {
+    const result = await withReconcileLease(
+      runtime.pool,
+      day,
+      async () => {
+        const r = await reconcileUnlocked(runtime, day, listing);
+        if (options.refreshPack !== false) await refreshPack(runtime, day, options.now);
+        return r;
+      },
+      options,
+    );
+    out.push(result);
+  }
+  return out;
+}
+
+export async function reconcileDay(
+  runtime: Runtime,
+  day: string,
+  options: ReconcileOptions & LeaseOptions = {},
+): Promise<ReconcileResult> {
+  return (await reconcileDays(runtime, [day], options))[0]!;
+}
+
+/**
+ * One comparison of the day, recorded. The caller holds the day's lease. A service that cannot be reached
+ * (after the client's own retries) records nothing and says so: it is not a difference.
+ */
+export async function reconcileUnlocked(
+  runtime: Runtime,
+  day: string,
+  listing: TransferListing = transferListing(runtime),
+): Promise<ReconcileResult> {
+  const w = dayWindow(day, runtime.settings.REPORT_TIMEZONE);
+  const rows: ReconcileRow[] = [];
+  const differences: RecordDifference[] = [];
+  for (const source of runtime.settings.sources) {
+    try {
+      for (const c of [
+        await reconcilePayments(runtime, source, w),
+        await reconcileTransfers(runtime, source, w, listing),
+      ]) {
+        rows.push(...c.rows);
+        differences.push(...c.differences);
+      }
+    } catch (error) {
+      if (error instanceof UpstreamError && isRetryable(error)) {
+        throw new ReconcileUnreachableError(day, source.name, error);
+      }
+      throw error;
+    }
+  }
+  await recordReconcile(runtime.pool, day, { rows, differences }, new Date());
+  return {
+    day,
+    rows,
+    differences,
+    mismatches: rows.filter(isMismatch).length,
+    quarantined: rows.reduce((n, r) => n + r.quarantined, 0),
+  };
+}
+
+/** The service could not be reached for a reconcile: nothing was recorded. Retryable (later). */
+export class ReconcileUnreachableError extends PaysyncError {
+  constructor(day: string, source: string, cause: UpstreamError) {
+    super(
+      'RECONCILE_UNREACHABLE',
+      `could not reach the service of source ${source} to reconcile ${day} (${cause.message}): nothing ` +
+        'recorded and no difference reported; retry later (the daily job retries by itself)',
+      { cause },
+    );
+  }
+}
+
+/**
+ * A day that already has a pack follows its reconcile at once: the pack is exported again, which writes
+ * a new version only if its files or its state changed (say provisional to final), and otherwise puts
+ * the latest result and the state's reason into the top manifest. A day published `incomplete` stays
+ * so until sync covers it.
+ */
+export async function refreshPack(runtime: Runtime, day: string, now: Date | undefined): Promise<void> {
+  if (!(await readLatestManifest(resolve(runtime.settings.EXPORT_DIR, day)))) return;
+  await exportDay(runtime, day, { allowIncomplete: true, ...(now ? { now } : {}) });
 }

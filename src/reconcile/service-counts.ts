@@ -13,22 +13,23 @@
  *   Used only when every answer is a wrapper with a `total` and the per-status totals add up to the
  *   unfiltered one (an ignored `status` filter, a lying total or an undocumented status break that sum).
  * - `paged`: read P fully without a status filter and keep, by id, the records whose `createdAt` falls in
- *   the day; tally per status, with exact amount sums. Costs the day's records / page size requests.
+ *   the day (listPaymentsDay); reconcile then compares them record by record (record-diff.ts), with exact
+ *   amounts. Costs the day's records / page size requests. Transfers have no date filter: their day is
+ *   the whole list read and kept by `createdAt` (listTransfersDay).
  * A caller that finds a difference with a wrapper total confirms it with `paged` before reporting it.
  */
-import { decimalText, isLosslessNumber } from '../upstream/exact-json.js';
+import { decimalText, isLosslessNumber, toExactJson } from '../upstream/exact-json.js';
 import type { ListPage, ListQuery, UpstreamClient } from '../upstream/client.js';
 import { readPages } from '../upstream/paging.js';
 import { PAYMENT_STATUSES } from '../upstream/schemas.js';
 import { paddedQuery, type Window } from '../sync/windows.js';
-import { isPlainDecimal, sumDecimals } from './decimal.js';
+import { isPlainDecimal } from './decimal.js';
+import type { ServiceRecord } from './record-diff.js';
 import type { Tally } from './reconcile-table.js';
 
 export interface ServiceCount {
-  method: 'wrapper-total' | 'paged';
+  method: 'wrapper-total';
   byStatus: Map<string, Tally>;
-  /** Records the service listed that could not be placed (no id, or no readable createdAt). */
-  unreadable: number;
 }
 
 export interface CountOptions {
@@ -39,22 +40,22 @@ export interface CountOptions {
   source: string;
 }
 
-interface Seen {
-  status: string;
-  createdAt: number;
-  amount: string | null;
+export interface Seen extends ServiceRecord {
+  /** Epoch milliseconds, or null when the record's createdAt is not a readable instant. */
+  createdAt: number | null;
 }
 
 type Fetch = (query: Omit<ListQuery, 'page' | 'size'>, page: number, size: number) => Promise<ListPage>;
 
-function seenOf(item: unknown): Seen | null {
-  const r = item as { status?: unknown; createdAt?: unknown; amount?: unknown } | null;
-  const createdAt = typeof r?.createdAt === 'string' ? Date.parse(r.createdAt) : NaN;
-  if (!r || Number.isNaN(createdAt)) return null;
+/** What reconcile needs of one listed item, whatever it holds (a malformed record is listed too). */
+export function seenOf(item: unknown): Seen {
+  const r = (item ?? {}) as { id?: unknown; status?: unknown; createdAt?: unknown; amount?: unknown };
+  const createdAt = typeof r.createdAt === 'string' ? Date.parse(r.createdAt) : NaN;
   const raw = typeof r.amount === 'number' || isLosslessNumber(r.amount) ? decimalText(r.amount) : null;
   return {
-    status: typeof r.status === 'string' ? r.status : '(none)',
-    createdAt,
+    id: typeof r.id === 'string' && r.id.length > 0 ? r.id : null,
+    status: typeof r.status === 'string' && r.status !== '' ? r.status : '(none)',
+    createdAt: Number.isNaN(createdAt) ? null : createdAt,
     amount: raw !== null && isPlainDecimal(raw) ? raw : null,
   };
 }
@@ -63,46 +64,53 @@ function pagingOf(o: CountOptions) {
   return { size: o.pageSize, maxPages: o.maxPages, endpoint: o.endpoint, source: o.source };
 }
 
-/** Every distinct record of a query, by id (offset paging may repeat one); unreadable ones counted. */
-async function readAll(fetch: Fetch, query: Omit<ListQuery, 'page' | 'size'>, o: CountOptions) {
-  const byId = new Map<string, Seen>();
-  let unreadable = 0;
-  const pages = readPages((page) => fetch(query, page, o.pageSize), pagingOf(o));
+/**
+ * Every distinct record a list answers (offset paging may repeat one): by id, and a record without a
+ * usable id by its exact JSON text (the same record served twice is the same text).
+ */
+async function readAll(pages: AsyncIterable<ListPage>): Promise<Seen[]> {
+  const byKey = new Map<string, Seen>();
   for await (const page of pages) {
     for (const item of page.items) {
-      const id = (item as { id?: unknown } | null)?.id;
       const seen = seenOf(item);
-      if (typeof id !== 'string' || seen === null) unreadable += 1;
-      else byId.set(id, seen);
+      byKey.set(seen.id !== null ? `id:${seen.id}` : `raw:${toExactJson(item)}`, seen);
     }
   }
-  return { records: [...byId.values()], unreadable };
+  return [...byKey.values()];
 }
 
-function tally(records: readonly Seen[], keep: (s: Seen) => boolean): Map<string, Tally> {
-  const groups = new Map<string, Seen[]>();
-  for (const r of records) {
-    if (!keep(r)) continue;
-    const list = groups.get(r.status);
-    if (list) list.push(r);
-    else groups.set(r.status, [r]);
-  }
-  const out = new Map<string, Tally>();
-  for (const [status, list] of groups) {
-    const amounts = list.map((r) => r.amount);
-    const exact = amounts.every((a): a is string => a !== null);
-    out.set(status, { count: list.length, amount: exact ? sumDecimals(amounts) : null });
-  }
-  return out;
+function readQuery(fetch: Fetch, query: Omit<ListQuery, 'page' | 'size'>, o: CountOptions) {
+  return readAll(readPages((page) => fetch(query, page, o.pageSize), pagingOf(o)));
 }
 
-const inDay = (w: Window) => (s: Seen) => s.createdAt >= w.start.getTime() && s.createdAt < w.end.getTime();
+const inDay = (w: Window) => (s: Seen) =>
+  s.createdAt !== null && s.createdAt >= w.start.getTime() && s.createdAt < w.end.getTime();
 
-export async function countPagedDay(fetch: Fetch, window: Window, o: CountOptions): Promise<ServiceCount> {
-  const query = paddedQuery(window, Math.max(o.padMs, 1_000));
-  const { records, unreadable } = await readAll(fetch, query, o);
-  return { method: 'paged', byStatus: tally(records, inDay(window)), unreadable };
+/**
+ * The day's payments as the service lists them: the padded window read whole, kept by `createdAt` in the
+ * day. A record whose createdAt is unreadable cannot be placed more precisely than "listed for this day's
+ * padded window", so it is kept (it can only be a quarantined record, never a valid one).
+ */
+export async function listPaymentsDay(
+  fetch: Fetch,
+  window: Window,
+  o: CountOptions,
+): Promise<ServiceRecord[]> {
+  const records = await readQuery(fetch, paddedQuery(window, Math.max(o.padMs, 1_000)), o);
+  return records.filter((r) => r.createdAt === null || inDay(window)(r)).map(toServiceRecord);
 }
+
+/** The whole transfer list (the interface has no filter for it); a day keeps its own with `transfersOfDay`. */
+export function listTransfers(client: UpstreamClient, o: CountOptions): Promise<Seen[]> {
+  return readAll(readPages((page) => client.listTransfers({ page, size: o.pageSize }), pagingOf(o)));
+}
+
+/** The day's transfers, by `createdAt` (a transfer without a readable one belongs to no day). */
+export function transfersOfDay(all: readonly Seen[], window: Window): ServiceRecord[] {
+  return all.filter(inDay(window)).map(toServiceRecord);
+}
+
+const toServiceRecord = ({ id, status, amount }: Seen): ServiceRecord => ({ id, status, amount });
 
 /** The wrapper-total method; null when the service's answers do not allow it (see the file comment). */
 export async function countByTotals(
@@ -122,45 +130,21 @@ export async function countByTotals(
   if ([...totals.values()].reduce((a, b) => a + b, 0) !== all.total) return null;
   const startS = Math.floor(window.start.getTime() / 1000);
   const endS = Math.ceil(window.end.getTime() / 1000);
-  const before = await readAll(fetch, { dateFrom: p.dateFrom, dateTo: startS + 1 }, o);
-  const after = await readAll(fetch, { dateFrom: endS - 1, dateTo: p.dateTo }, o);
-  if (before.unreadable + after.unreadable > 0) return null;
+  const before = await readQuery(fetch, { dateFrom: p.dateFrom, dateTo: startS + 1 }, o);
+  const after = await readQuery(fetch, { dateFrom: endS - 1, dateTo: p.dateTo }, o);
+  if ([...before, ...after].some((r) => r.id === null || r.createdAt === null)) return null;
   const outside = [
-    ...before.records.filter((r) => r.createdAt < window.start.getTime()),
-    ...after.records.filter((r) => r.createdAt >= window.end.getTime()),
+    ...before.filter((r) => r.createdAt! < window.start.getTime()),
+    ...after.filter((r) => r.createdAt! >= window.end.getTime()),
   ];
   const byStatus = new Map<string, Tally>();
   for (const [status, total] of totals) {
     const count = total - outside.filter((r) => r.status === status).length;
     if (count !== 0) byStatus.set(status, { count, amount: null });
   }
-  return { method: 'wrapper-total', byStatus, unreadable: 0 };
+  return { method: 'wrapper-total', byStatus };
 }
 
 export function paymentsFetch(client: UpstreamClient): Fetch {
   return (query, page, size) => client.listPayments({ ...query, page, size });
-}
-
-/** The whole transfer list (no filter exists): its wrapper total, or a count of distinct ids by paging. */
-export async function countTransfers(
-  client: UpstreamClient,
-  o: CountOptions,
-  trustTotal: boolean,
-): Promise<{ method: 'wrapper-total' | 'paged'; count: number }> {
-  if (trustTotal) {
-    const first = await client.listTransfers({ page: 0, size: 1 });
-    if (first.shape === 'wrapper' && first.total !== null)
-      return { method: 'wrapper-total', count: first.total };
-  }
-  const ids = new Set<string>();
-  let anonymous = 0;
-  const pages = readPages((page) => client.listTransfers({ page, size: o.pageSize }), pagingOf(o));
-  for await (const page of pages) {
-    for (const item of page.items) {
-      const id = (item as { id?: unknown } | null)?.id;
-      if (typeof id === 'string') ids.add(id);
-      else anonymous += 1;
-    }
-  }
-  return { method: 'paged', count: ids.size + anonymous };
 }

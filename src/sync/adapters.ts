@@ -6,7 +6,7 @@ import type { SyncWarehouse } from './ports.js';
 import type { TransferMemory } from './transfer-state.js';
 
 export function warehouseOf(ctx: SyncContext): SyncWarehouse {
-  return ctx.warehouse ?? pgSyncWarehouse(ctx.pool);
+  return ctx.warehouse ?? pgSyncWarehouse(ctx.pool, ctx.log);
 }
 
 export function transferMemoryOf(ctx: SyncContext): TransferMemory {

@@ -48,20 +48,23 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'export',
-    usage: 'paysync export --day YYYY-MM-DD',
-    summary: "Write (or restate) that day's reconciliation pack.",
+    usage: 'paysync export --day YYYY-MM-DD [--allow-incomplete]',
+    summary:
+      "Write (or restate) that day's reconciliation pack; a day sync does not cover yet is refused unless --allow-incomplete.",
     run: lazy(() => import('./export.js')),
   },
   {
     name: 'reconcile',
-    usage: 'paysync reconcile --day YYYY-MM-DD',
-    summary: 'Compare the warehouse with the service for that day; exit 1 on any mismatch.',
+    usage: 'paysync reconcile --day YYYY-MM-DD [--json] [--heal]',
+    summary:
+      'Compare the warehouse with the service for that day, naming the records that differ; --heal re-reads what a re-read can fix; exit 1 on any unexplained difference.',
     run: lazy(() => import('./reconcile.js')),
   },
   {
     name: 'status',
     usage: 'paysync status [--json]',
-    summary: 'Per source and stream: checkpoint, lag, open windows, queue counts, last error, rejects.',
+    summary:
+      "Per source and stream: checkpoint, lag, open windows, queue counts, last error, rejects; each day's last reconcile; exit 1 needs attention, 2 cannot tell.",
     run: lazy(() => import('./status.js')),
   },
   {

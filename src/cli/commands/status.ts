@@ -1,5 +1,12 @@
-/** `paysync status [--json]`: per source and stream, where sync stands and what needs attention. */
+/**
+ * `paysync status [--json]`: per source and stream, where sync stands and what needs attention, and each
+ * recent day's last reconcile. Exit 0 healthy; 1 needs attention (the reasons listed); 2 cannot tell
+ * (the database is missing or not migrated, PostgreSQL or Redis unreachable).
+ */
+import type { Pool } from 'pg';
 import { loadSettings, requireSources } from '../../config/settings.js';
+import { ServiceUnreachableError } from '../../errors.js';
+import { recentReconcileResults, type ReconcileRow } from '../../ops/reconcile-results.js';
 import { checkPostgres, createRuntime } from '../../runtime.js';
 import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
@@ -15,6 +22,7 @@ export async function run(argv: string[]): Promise<number> {
   const runtime = await createRuntime(settings, { name: 'paysync-status' });
   try {
     await checkPostgres(runtime.pool, settings.DATABASE_URL);
+    await requireMigrated(runtime.pool);
     const queue = createQueue(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX);
     const status = await gatherStatus({
       pool: runtime.pool,
@@ -23,9 +31,13 @@ export async function run(argv: string[]): Promise<number> {
       queue,
     }).finally(() => queue.close());
     const { queue: counts, streams: rows } = status;
-    if (args.json) process.stdout.write(`${JSON.stringify({ queue: counts, streams: rows }, null, 2)}\n`);
-    else process.stdout.write(renderTable(rows, counts));
-    return rows.some((r) => r.incompleteWindows.length > 0) ? 1 : 0;
+    const reconcile = await recentReconcileResults(runtime.pool, RECONCILE_DAYS);
+    const attention = reasons(rows, reconcile);
+    if (args.json) {
+      const body = { queue: counts, streams: rows, reconcile, attention };
+      process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    } else process.stdout.write(renderTable(rows, counts) + renderReconcile(reconcile, attention));
+    return attention.length > 0 ? 1 : 0;
   } finally {
     await runtime.close();
   }
@@ -69,6 +81,65 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
     `queue: ${Object.entries(counts)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
+  );
+  return `${out.join('\n')}\n`;
+}
+
+const RECONCILE_DAYS = 7;
+
+/**
+ * `status` on a database that does not exist, or that `migrate` never ran on, cannot tell anything: it
+ * would read as 0 rejects and no results. Exit 2 with what to run.
+ */
+async function requireMigrated(pool: Pool): Promise<void> {
+  const found = await pool
+    .query<{ ok: boolean }>(
+      `SELECT to_regclass('reporting.sync_windows') IS NOT NULL
+          AND to_regclass('reporting.reconcile_records') IS NOT NULL AS ok`,
+    )
+    .then((r) => r.rows[0]?.ok === true)
+    .catch((error: { code?: string }) => {
+      if (error.code === '3D000') return 'missing' as const;
+      throw error;
+    });
+  if (found === 'missing')
+    throw new ServiceUnreachableError(
+      'the database in DATABASE_URL does not exist: run `paysync migrate` first',
+    );
+  if (!found)
+    throw new ServiceUnreachableError(
+      'the database in DATABASE_URL is not migrated (or not fully): run `paysync migrate` first',
+    );
+}
+
+/** What needs attention, one line each (empty: healthy). */
+function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
+  const out: string[] = [];
+  for (const r of rows) {
+    if (r.incompleteWindows.length > 0)
+      out.push(`${r.source}/${r.stream}: ${r.incompleteWindows.length} incomplete window(s)`);
+  }
+  for (const r of reconcile) {
+    if (r.mismatches > 0)
+      out.push(
+        `${r.day} ${r.source}/${r.stream}: last reconcile found ${r.mismatches} status(es) with unexplained differences`,
+      );
+  }
+  return out;
+}
+
+function renderReconcile(rows: ReconcileRow[], attention: string[]): string {
+  const out = ['', `last reconcile per day (last ${RECONCILE_DAYS} days):`];
+  if (rows.length === 0) out.push('  none yet');
+  for (const r of rows) {
+    const verdict = r.mismatches === 0 ? 'match' : `${r.mismatches} status(es) with unexplained differences`;
+    out.push(
+      `  ${r.day} ${r.source}/${r.stream}: service ${r.service}, warehouse ${r.warehouse}, quarantined ${r.quarantined}: ${verdict} (${r.checkedAt.toISOString()})`,
+    );
+  }
+  out.push(
+    '',
+    attention.length === 0 ? 'healthy' : `needs attention:\n${attention.map((a) => `  ${a}`).join('\n')}`,
   );
   return `${out.join('\n')}\n`;
 }
