@@ -7,28 +7,9 @@
  */
 import { canonicalDecimal } from './decimal.js';
 import type { RecordDifference } from './record-diff.js';
+import type { ReconcileRow, Tally } from './reconcile-row.js';
 
-export interface Tally {
-  count: number;
-  /** Exact sum of amounts, or null when that side gives none (a wrapper total carries no amounts). */
-  amount: string | null;
-}
-
-export interface ReconcileRow {
-  source: string;
-  stream: 'payments' | 'transfers';
-  status: string;
-  service: number;
-  warehouse: number;
-  difference: number;
-  quarantined: number;
-  unexplained: number;
-  /** The service's exact sum (quarantined records left out), or null: then amounts are not compared. */
-  serviceAmount: string | null;
-  warehouseAmount: string | null;
-  /** How the service's number was obtained: `wrapper-total`, `paged`, `paged-confirm`. */
-  method: string;
-}
+export type { ReconcileRow, Tally } from './reconcile-row.js';
 
 /** Rows from counts alone (the wrapper-total method): nothing quarantined is known, amounts are not. */
 export function compareTallies(

@@ -10,7 +10,7 @@
  * quarantined, per status, and a record whose status differs counts in both statuses.
  */
 import { canonicalDecimal, sumDecimals } from './decimal.js';
-import type { ReconcileRow } from './reconcile-table.js';
+import type { ReconcileRow } from './reconcile-row.js';
 
 export interface ServiceRecord {
   /** The record's id, or null when the service sent none usable. */

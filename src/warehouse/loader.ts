@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
 import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
+import type { SyncWindowRow } from './sync-window-row.js';
 import { pageSql, windowUpsertSql } from './page-sql.js';
 import {
   jsonColumnIndex,
@@ -18,20 +19,7 @@ import {
   type StreamTable,
 } from './stream-tables.js';
 
-export interface SyncWindowRow {
-  source: string;
-  stream: 'payments' | 'transfers';
-  windowStart: Date;
-  windowEnd: Date;
-  kind: 'live' | 'backfill' | 'revisit' | 'scan';
-  fetchedAt: Date;
-  records: number;
-  rejects: number;
-  reportedTotal: number | null;
-  pages: number;
-  outcome: 'complete' | 'incomplete' | 'failed';
-  detail?: string | null;
-}
+export type { SyncWindowRow } from './sync-window-row.js';
 
 export interface PageLoad {
   source: string;
