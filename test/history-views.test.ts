@@ -5,7 +5,6 @@
  *   and exact amount, compared as numbers) after a real sync, inserts, upserts that change status,
  *   amount, operator or day, re-reads that change nothing, deletes, two loads at once on the same
  *   groups, and in a time zone that is not kept (grouped from the records) and once it is added;
- * - reporting.sync_health equals 006's definition.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Pool } from 'pg';
@@ -22,28 +21,6 @@ const RAW_DAILY_TOTALS = `
   SELECT 'transfers'::text, (t.created_at AT TIME ZONE current_setting('TimeZone'))::date, t.status,
          'TRANSFER'::text, t.service_mobile_code, count(*)::bigint, sum(t.amount)
     FROM reporting.transfers t GROUP BY 2, 3, 5`;
-
-/** 006's sync_health, as a query. */
-const RAW_SYNC_HEALTH = `
-  WITH streams AS (
-    SELECT DISTINCT source, stream FROM reporting.sync_windows
-    UNION
-    SELECT DISTINCT source, stream FROM reporting.sync_rejects
-  ),
-  last_run AS (
-    SELECT DISTINCT ON (source, stream) source, stream, fetched_at, kind, outcome, detail
-    FROM reporting.sync_windows ORDER BY source, stream, fetched_at DESC
-  )
-  SELECT s.source, s.stream,
-         (SELECT max(w.window_end) FROM reporting.sync_windows w
-           WHERE w.source = s.source AND w.stream = s.stream AND w.outcome = 'complete') AS complete_until,
-         l.fetched_at AS last_run_at, l.kind AS last_run_kind, l.outcome AS last_outcome, l.detail AS last_detail,
-         (SELECT count(*) FROM reporting.sync_windows w
-           WHERE w.source = s.source AND w.stream = s.stream AND w.outcome <> 'complete'
-             AND w.fetched_at > now() - interval '1 day')::bigint AS not_complete_last_day,
-         (SELECT count(*) FROM reporting.sync_rejects r
-           WHERE r.source = s.source AND r.stream = s.stream AND r.resolved_at IS NULL)::bigint AS open_rejects
-  FROM streams s LEFT JOIN last_run l ON l.source = s.source AND l.stream = s.stream`;
 
 /** Rows of the view missing from the records' grouping and the other way round (both empty: equal). */
 async function totalsDifference(
@@ -162,35 +139,5 @@ describe('reporting.daily_totals kept by triggers', () => {
     await insertSyntheticDay(pool, '2026-10-03', 'Asia/Kathmandu', 500);
     expect(await totalsDifference(pool, 'Asia/Kathmandu')).toEqual(EQUAL);
     expect(await totalsDifference(pool, 'UTC')).toEqual(EQUAL);
-  });
-});
-
-describe('reporting.sync_health from indexes', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase('historyhealth');
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
-
-  it('answers what 006 answered', async () => {
-    await db.pool.query(`
-      INSERT INTO reporting.sync_windows (source, stream, window_start, window_end, kind, fetched_at, records,
-          pages, outcome, detail, first_fetched_at)
-      SELECT src, st, now() - g * interval '1 hour', now() - g * interval '1 hour' + interval '1 hour',
-             CASE WHEN g % 2 = 0 THEN 'live' ELSE 'backfill' END, now() - g * interval '7 minutes', 10, 1,
-             (ARRAY['complete','incomplete','failed'])[1 + g % 3], 'detail ' || g, now() - g * interval '7 minutes'
-        FROM generate_series(1, 300) g, (VALUES ('a'), ('b')) s(src), (VALUES ('payments'), ('transfers')) t(st)`);
-    await db.pool.query(`
-      INSERT INTO reporting.sync_rejects (source, stream, record_id, raw, raw_hash, reason, resolved_at)
-      SELECT src, 'payments', 'r' || g, '{}'::jsonb, src || g, 'bad', CASE WHEN g % 2 = 0 THEN now() END
-        FROM generate_series(1, 9) g, (VALUES ('a'), ('c')) s(src)`);
-    const columns =
-      'source, stream, complete_until, last_run_at, last_run_kind, last_outcome, last_detail, not_complete_last_day, open_rejects';
-    const view = (await db.pool.query(`SELECT ${columns} FROM reporting.sync_health ORDER BY 1, 2`)).rows;
-    const raw = (await db.pool.query(`SELECT * FROM (${RAW_SYNC_HEALTH}) x ORDER BY 1, 2`)).rows;
-    expect(view.length).toBe(5); // a, b × 2 streams, and c (rejects only)
-    expect(view).toEqual(raw);
   });
 });
