@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -255,6 +256,21 @@ describe('pack.xlsx in LibreOffice, formulas recalculated on load', () => {
       rejects: [],
     });
     dir = (await exportDay(h.runtime, day)).dir;
+  });
+
+  it('the manifests name pack.xlsx with its SHA-256, size and rows per sheet', async () => {
+    const bytes = await readFile(join(dir, 'pack.xlsx'));
+    const inVersion = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+    const top = JSON.parse(await readFile(join(dir, '..', 'manifest.json'), 'utf8'));
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    expect(inVersion.files.xlsx).toEqual({
+      path: 'pack.xlsx',
+      rows: 9,
+      bytes: bytes.length,
+      sha256,
+      sheets: { payments: 8, transfers: 1, summary: expect.any(Number) },
+    });
+    expect(top.files.xlsx).toMatchObject({ path: `v${top.version}/pack.xlsx`, sha256 });
   });
 
   withLibreOffice(
