@@ -115,7 +115,6 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
 
 /** Every random choice of a run, drawn up front from its seed, so a run's plan does not depend on timing. */
 interface CrashPlan {
-  slowMs: number;
   shape: 'wrapper' | 'array';
   /** Where each worker kill lands (one to three kills; named pause points). */
   killPoints: WorkerPausePoint[];
@@ -134,7 +133,7 @@ export type ExportPausePoint = (typeof EXPORT_PAUSE_POINTS)[number];
 export function crashPlan(seed: number, killExport?: boolean | ExportPausePoint): CrashPlan {
   const rng = mulberry32(mix32(seed, 0x736f616b));
   const draws = Array.from({ length: 8 }, () => rng());
-  const [slow, shape, kills, same, exportAt, ...at] = draws as [
+  const [_slow, shape, kills, same, exportAt, ...at] = draws as [
     number,
     number,
     number,
@@ -149,7 +148,6 @@ export function crashPlan(seed: number, killExport?: boolean | ExportPausePoint)
     .map((d) => pick(same < 0.4 ? (at[0] as number) : d));
   const killsExport = killExport ?? exportAt < 0.5;
   return {
-    slowMs: 15 + Math.floor(slow * 20),
     shape: shape < 0.5 ? 'wrapper' : 'array',
     killPoints,
     // exportAt < 0.5 when seeded: spread it back over 0..1 to pick the point
@@ -237,12 +235,20 @@ async function backfillThroughCrashes(
   }
   await enqueueBackfill(ctx.queue, jobs, id);
   for (const point of ctx.plan.killPoints) if (!(await killWorkerAt(ctx, id, point))) break;
-  await startWorkerProcess(ctx, {});
+  const survivor = await startWorkerProcess(ctx, {});
   await waitFor(
     'the backfill',
     async () => (await backfillState(ctx.env.DATABASE_URL as string, id))?.state !== 'running',
     timeoutMs,
-  );
+  ).catch(async (error: Error) => {
+    // say what was left and what the worker said: a hang must be explainable from the report alone
+    const b = await backfillState(ctx.env.DATABASE_URL as string, id);
+    const jobs = await ctx.queue.getJobCounts();
+    throw new Error(
+      `${error.message}: ${b ? `${b.done}/${b.total} done, ${b.running} running, ${b.queued} queued, ${b.runs} runs` : 'no backfill'}; ` +
+        `queue ${JSON.stringify(jobs)}; worker stderr: ${survivor.stderr().slice(-1_500)}`,
+    );
+  });
   const end = await backfillState(ctx.env.DATABASE_URL as string, id);
   ctx.result.reruns = (end?.runs ?? 0) - (end?.total ?? 0);
   if (end?.state !== 'done') {
@@ -317,14 +323,15 @@ export async function soakRun(options: SoakOptions): Promise<SoakResult> {
     seconds: 0,
   };
   const plan = crashPlan(seed, options.killExport);
-  // slow replies stretch the backfill over a few seconds, so that kills land mid-fetch
+  // no slow replies: every kill lands on a pause point, so nothing needs stretching (the first draw,
+  // once the reply delay, is kept so that each seed keeps its plan)
   const sim = await startSimulator({
     seed,
     days,
     perDay: options.perDay ?? 250,
     organisations: 1,
     clock: 'manual',
-    switches: { slowRate: 1, slowMs: plan.slowMs, shape: plan.shape },
+    switches: { shape: plan.shape },
   });
   const databaseUrl = benchDatabaseUrl();
   const cwd = await mkdtemp(join(tmpdir(), 'paysync-soak-'));

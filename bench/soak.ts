@@ -2,8 +2,9 @@
  * The crash soak (not part of npm test; a 2-run version is test/drills-crash.test.ts):
  *   npm run build && node dist/bench/soak.js [--runs 20] [--seed-base N]
  * Each run uses its own simulator seed, database, queue prefix and export folder, kills workers (and in
- * some runs an export) with SIGKILL at seeded random moments, and checks the warehouse against the
- * simulator record by record (see soak-run.ts). Needs PostgreSQL and Redis, like the benchmarks.
+ * some runs an export) with SIGKILL at seeded named pause points where it hurts most, and checks that the
+ * backfill ends done on its own and the warehouse equals the simulator record by record (see
+ * soak-run.ts). Needs PostgreSQL and Redis, like the benchmarks.
  * Exits 0 only when every run matched.
  */
 import { parseArgs } from 'node:util';

@@ -15,7 +15,7 @@ import type pg from 'pg';
 import type { Settings } from '../src/config/settings.js';
 import { describeError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import { openItems } from '../src/warehouse/backfill-store.js';
+import { openItems, settleBackfills } from '../src/warehouse/backfill-store.js';
 import { ensureItemQueued } from './backfill-queue.js';
 import type { SyncQueue } from './queue.js';
 import { ensureSchedules } from './schedules.js';
@@ -34,6 +34,7 @@ export async function refillQueue(
   options: { schedules: boolean },
 ): Promise<RefillReport> {
   const schedules = options.schedules ? await ensureSchedules(queue, settings) : [];
+  await settleBackfills(pool);
   const items = await openItems(pool);
   let added = 0;
   for (const item of items) if (await ensureItemQueued(queue, item)) added += 1;

@@ -9,7 +9,7 @@ import { startWorker } from '../jobs/start-worker.js';
 import { backfillJobId, createQueue } from '../jobs/queue.js';
 import { refillQueue } from '../jobs/refill.js';
 import { planBackfill } from '../src/sync/backfill.js';
-import { recordBackfill } from '../src/warehouse/backfill-store.js';
+import { finishItem, recordBackfill, startItem } from '../src/warehouse/backfill-store.js';
 import { backfillDays } from './helpers/backfill.js';
 import { harnessEnv, startCli } from './helpers/cli-child.js';
 import {
@@ -159,5 +159,31 @@ describe('backfill recorded in PostgreSQL', () => {
     expect(again).toMatchObject({ items: jobs.length, added: jobs.length });
     expect(again.schedules.sort()).toEqual(first.schedules.sort());
     expect(await queued()).toBe(jobs.length);
+  });
+
+  it('items of one backfill finishing at the same moment still settle it (the last verdict ends it)', async () => {
+    h = await startHarness({ name: 'settle' });
+    const [from, to] = backfillDays(h, 2);
+    const jobs = planBackfill(h.settings, h.settings.sources, from, to, ['payments', 'transfers']);
+    for (let round = 0; round < 10; round++) {
+      const request = {
+        sources: ['default'],
+        streams: ['payments'],
+        fromDay: from,
+        toDay: to,
+        timeZone: 'UTC',
+      };
+      const { backfill } = await recordBackfill(h.runtime.pool, request, jobs);
+      for (const j of jobs) expect(await startItem(h.runtime.pool, backfill.id, j.id)).toBe(true);
+      await Promise.all(
+        jobs.map((j) =>
+          finishItem(h!.runtime.pool, backfill.id, j.id, { state: 'done', records: 1, detail: null }),
+        ),
+      );
+      expect(await getBackfill(h.runtime.pool, backfill.id)).toMatchObject({
+        state: 'done',
+        done: jobs.length,
+      });
+    }
   });
 });

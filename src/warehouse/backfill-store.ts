@@ -203,24 +203,35 @@ export async function finishItem(
   verdict: { state: 'done' | 'failed'; records: number | null; detail: string | null },
 ): Promise<void> {
   await withTransaction(pool, async (client) => {
+    // Two items of one backfill finishing at once would each see the other still open and neither would
+    // settle the backfill: locking its row first serialises them, and the second sees the first's verdict.
+    await client.query('SELECT 1 FROM reporting.backfills WHERE id = $1 FOR UPDATE', [backfillId]);
     await client.query(
       `UPDATE reporting.backfill_items SET state = $3, records = $4, detail = $5, finished_at = now()
         WHERE backfill_id = $1 AND item_key = $2 AND state IN ('queued', 'running')`,
       [backfillId, key, verdict.state, verdict.records, verdict.detail],
     );
-    await client.query(
-      `UPDATE reporting.backfills b
+    await client.query(SETTLE_SQL, [backfillId]);
+  });
+}
+
+/**
+ * Settles every running backfill with no item left open (done, or failed when an item failed). The
+ * re-fill runs it too, so a backfill whose last verdict was written by a process that died before
+ * settling it still ends.
+ */
+export async function settleBackfills(pool: pg.Pool): Promise<void> {
+  await pool.query(SETTLE_SQL, [null]);
+}
+
+const SETTLE_SQL = `UPDATE reporting.backfills b
           SET state = CASE WHEN EXISTS (SELECT 1 FROM reporting.backfill_items f
                                          WHERE f.backfill_id = b.id AND f.state = 'failed')
                            THEN 'failed' ELSE 'done' END,
               finished_at = now()
-        WHERE b.id = $1 AND b.state = 'running'
+        WHERE ($1::bigint IS NULL OR b.id = $1) AND b.state = 'running'
           AND NOT EXISTS (SELECT 1 FROM reporting.backfill_items o
-                           WHERE o.backfill_id = b.id AND o.state IN ('queued', 'running'))`,
-      [backfillId],
-    );
-  });
-}
+                           WHERE o.backfill_id = b.id AND o.state IN ('queued', 'running'))`;
 
 /**
  * Cancels a running backfill: its open items will not run (one already running finishes its window).
