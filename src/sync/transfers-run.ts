@@ -95,13 +95,16 @@ export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promi
       valid.map((t) => t.id),
       rejects.map((r) => r.id),
     );
-    await loadPage(pool, {
+    const loaded = await loadPage(pool, {
       source: source.name,
       stream: 'transfers',
       organizationId: plan.organizationId,
       records: valid,
       rejects,
     });
+    // records the loader quarantined (conflicting copies, refused by PostgreSQL) count as rejects
+    state.records -= loaded.rejects - rejects.length;
+    state.rejects += loaded.rejects - rejects.length;
     if (canStopEarly(plan, state)) {
       stoppedEarly = true;
       await pages.return(undefined as never);
