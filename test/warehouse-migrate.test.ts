@@ -95,7 +95,8 @@ describe('paysync migrate', () => {
              FROM generate_series(1, 500) g`,
         );
         const before = (await client.query(snapshot)).rows;
-        expect(await migrate(url)).toMatchObject({ applied: ['009_export_snapshot_arrays.sql'] });
+        // 009 is applied first; later migrations may follow it
+        expect((await migrate(url)).applied[0]).toBe('009_export_snapshot_arrays.sql');
         const after = (await client.query(snapshot)).rows;
         expect(after).toHaveLength(500);
         expect(after).toEqual(before); // amounts keep their exact text (1000.50, not 1000.5)
