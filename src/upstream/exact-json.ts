@@ -5,9 +5,11 @@
  * exact only when the literal is the double's own shortest form (what any JavaScript service writes:
  * `1500.5`, `250000000`). A literal such as `1500.50` or `12345678901234567.89` would come back changed.
  *
- * `parseExactJson` keeps the fast native parser for the common case and proves it safe: it scans every
- * number literal outside strings, and only when one of them would not survive a round trip through a
- * double does it parse with lossless-json, keeping those numbers as `LosslessNumber` (their exact text).
+ * `parseExactJson` keeps the fast native parser for the common case and proves it safe: one pass
+ * (`scanJson`) looks at every number literal outside strings and every object's keys; only when a number
+ * would not survive a round trip through a double, or an object names a key twice, does it parse with the
+ * careful reader (json-reader.ts: iterative, numbers kept as `LosslessNumber`, repeated keys marked so the
+ * record becomes a reject naming the key instead of silently keeping the last value).
  * (A first version scanned with a regex that also matched the `:05` of timestamps inside strings, so
  * every page fell to the slow parser: 35% of a backfill's CPU in the profile.)
  */
