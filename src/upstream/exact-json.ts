@@ -50,6 +50,7 @@ export interface JsonScan {
   duplicateKeys: boolean;
 }
 
+const SHORT_KEYS = 32;
 const OPEN_OBJECT = 123;
 const CLOSE_OBJECT = 125;
 const OPEN_ARRAY = 91;
@@ -73,7 +74,9 @@ function isKey(text: string, end: number): boolean {
  */
 export function scanJson(text: string): JsonScan {
   const found: JsonScan = { lossless: false, duplicateKeys: false };
-  const keys: (Set<string> | null)[] = [];
+  // per open container: the keys of an object so far (null for an array); a short list is cheaper than a
+  // Set for the handful of keys a record has, and becomes a Set past SHORT_KEYS (no quadratic cost)
+  const keys: (string[] | Set<string> | null)[] = [];
   for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
@@ -83,8 +86,14 @@ export function scanJson(text: string): JsonScan {
       if (top && isKey(text, end)) {
         let key = text.slice(i, end);
         if (key.includes('\\')) key = JSON.stringify(safeParse(key) ?? key); // "\u0061" is "a"
-        if (top.has(key)) found.duplicateKeys = true;
-        top.add(key);
+        if (Array.isArray(top)) {
+          if (top.includes(key)) found.duplicateKeys = true;
+          top.push(key);
+          if (top.length > SHORT_KEYS) keys[keys.length - 1] = new Set(top);
+        } else {
+          if (top.has(key)) found.duplicateKeys = true;
+          top.add(key);
+        }
       }
       i = end;
     } else if (c === 45 || (c >= 48 && c <= 57)) {
@@ -93,7 +102,7 @@ export function scanJson(text: string): JsonScan {
       if (!isCanonicalNumber(text.slice(i, j))) found.lossless = true;
       i = j;
     } else {
-      if (c === OPEN_OBJECT) keys.push(new Set());
+      if (c === OPEN_OBJECT) keys.push([]);
       else if (c === OPEN_ARRAY) keys.push(null);
       else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) keys.pop();
       i++;
