@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseExactJson } from '../src/upstream/exact-json.js';
+import { toListPage } from '../src/upstream/list-page.js';
 import { validatePayments, type Payment } from '../src/upstream/schemas.js';
 import { loadPage } from '../src/warehouse/loader.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -80,6 +81,12 @@ describe('checks before the statement', () => {
       expect(rejects[0]?.reason).toMatch(/^duplicate key "amount"/);
     },
   );
+
+  it('a page wrapper naming `data` twice is a protocol problem, not a silently dropped list', () => {
+    const body = parseExactJson('{"data":[{"id":"a"}],"total":2,"data":[{"id":"b"}]}');
+    const page = toListPage(body, { page: 0, size: 10 });
+    expect(page).toEqual({ ok: false, detail: 'the page wrapper names "data" twice' });
+  });
 
   it.each([
     ['an amount of 1e200000', { amount: '1e200000' }, /out of range/],

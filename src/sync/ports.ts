@@ -4,12 +4,13 @@
  * `SyncContext.warehouse`, or gets it built on `SyncContext.pool`.
  */
 import type { LoggedWindow } from '../warehouse/sync-log.js';
-import type { PageLoad, SyncWindowRow } from '../warehouse/loader.js';
+import type { LoadResult, PageLoad, SyncWindowRow } from '../warehouse/loader.js';
 import type { Stream } from '../upstream/schemas.js';
 
 export interface SyncWarehouse {
   /** One page's rows, rejects and status history, committed together (idempotent). */
-  loadPage(page: PageLoad): Promise<unknown>;
+  /** Loads a page; its `rejects` include records the loader itself quarantined. */
+  loadPage(page: PageLoad): Promise<LoadResult>;
   /** A window's verdict in the durable sync log, after its rows are committed. */
   recordWindow(row: SyncWindowRow): Promise<void>;
   /** Windows whose latest run completed (checkpoint rebuild). */

@@ -106,6 +106,11 @@ export async function readPaymentsWindow(
       organizationId: null,
       records,
       rejects,
+    }).then((loaded) => {
+      // records the loader quarantined (conflicting copies, refused by PostgreSQL) count as rejects
+      out.records -= loaded.rejects - rejects.length;
+      out.rejects += loaded.rejects - rejects.length;
+      return loaded;
     });
   };
   let loading: Promise<unknown> = Promise.resolve();
@@ -135,8 +140,8 @@ export async function readPaymentsWindow(
         valid.map((p) => p.createdAt),
         query,
       );
-      batch.records.push(...valid);
-      batch.rejects.push(...rejects);
+      for (const record of valid) batch.records.push(record); // no spread: a page's length is the service's choice
+      for (const reject of rejects) batch.rejects.push(reject);
       if (batched() < options.pageSize) continue;
       await loading; // at most one batch being written while the next page is fetched
       loading = load();

@@ -103,7 +103,7 @@ export async function readTransferList(
       out.order,
       valid.map((t) => t.createdAt),
     );
-    await warehouse.loadPage({
+    const loaded = await warehouse.loadPage({
       source: source.name,
       stream: 'transfers',
       organizationId: spec.organizationId,
@@ -117,6 +117,9 @@ export async function readTransferList(
       valid.map((t) => t.id),
       rejects.map((r) => r.id),
     );
+    // records the loader quarantined (conflicting copies, refused by PostgreSQL) count as rejects
+    out.records -= loaded.rejects - rejects.length;
+    out.rejects += loaded.rejects - rejects.length;
     position += page.items.length;
     if (canStopNewestFirst(spec.stopBefore, out.order)) {
       await pages.return(undefined as never);

@@ -5,9 +5,11 @@
  * exact only when the literal is the double's own shortest form (what any JavaScript service writes:
  * `1500.5`, `250000000`). A literal such as `1500.50` or `12345678901234567.89` would come back changed.
  *
- * `parseExactJson` keeps the fast native parser for the common case and proves it safe: it scans every
- * number literal outside strings, and only when one of them would not survive a round trip through a
- * double does it parse with lossless-json, keeping those numbers as `LosslessNumber` (their exact text).
+ * `parseExactJson` keeps the fast native parser for the common case and proves it safe: one pass
+ * (`scanJson`) looks at every number literal outside strings and every object's keys; only when a number
+ * would not survive a round trip through a double, or an object names a key twice, does it parse with the
+ * careful reader (json-reader.ts: iterative, numbers kept as `LosslessNumber`, repeated keys marked so the
+ * record becomes a reject naming the key instead of silently keeping the last value).
  * (A first version scanned with a regex that also matched the `:05` of timestamps inside strings, so
  * every page fell to the slow parser: 35% of a backfill's CPU in the profile.)
  */
@@ -48,6 +50,7 @@ export interface JsonScan {
   duplicateKeys: boolean;
 }
 
+const SHORT_KEYS = 32;
 const OPEN_OBJECT = 123;
 const CLOSE_OBJECT = 125;
 const OPEN_ARRAY = 91;
@@ -71,7 +74,9 @@ function isKey(text: string, end: number): boolean {
  */
 export function scanJson(text: string): JsonScan {
   const found: JsonScan = { lossless: false, duplicateKeys: false };
-  const keys: (Set<string> | null)[] = [];
+  // per open container: the keys of an object so far (null for an array); a short list is cheaper than a
+  // Set for the handful of keys a record has, and becomes a Set past SHORT_KEYS (no quadratic cost)
+  const keys: (string[] | Set<string> | null)[] = [];
   for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
@@ -81,8 +86,14 @@ export function scanJson(text: string): JsonScan {
       if (top && isKey(text, end)) {
         let key = text.slice(i, end);
         if (key.includes('\\')) key = JSON.stringify(safeParse(key) ?? key); // "\u0061" is "a"
-        if (top.has(key)) found.duplicateKeys = true;
-        top.add(key);
+        if (Array.isArray(top)) {
+          if (top.includes(key)) found.duplicateKeys = true;
+          top.push(key);
+          if (top.length > SHORT_KEYS) keys[keys.length - 1] = new Set(top);
+        } else {
+          if (top.has(key)) found.duplicateKeys = true;
+          top.add(key);
+        }
       }
       i = end;
     } else if (c === 45 || (c >= 48 && c <= 57)) {
@@ -91,7 +102,7 @@ export function scanJson(text: string): JsonScan {
       if (!isCanonicalNumber(text.slice(i, j))) found.lossless = true;
       i = j;
     } else {
-      if (c === OPEN_OBJECT) keys.push(new Set());
+      if (c === OPEN_OBJECT) keys.push([]);
       else if (c === OPEN_ARRAY) keys.push(null);
       else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) keys.pop();
       i++;

@@ -7,6 +7,7 @@
  * list, and the pager (paging.ts) then falls back to its safest rule: read on until an empty page.
  * Anything else (a scalar, an object without a `data` array) is not a list: UpstreamProtocolError.
  */
+import { duplicateKeysOf } from './json-reader.js';
 import { PageWrapperSchema } from './schemas.js';
 
 export interface ListPage {
@@ -53,6 +54,14 @@ export function toListPage(body: unknown, requested: ListPage['requested']): Lis
     };
   }
   if (body !== null && typeof body === 'object' && Array.isArray((body as { data?: unknown }).data)) {
+    const repeated = duplicateKeysOf(body);
+    if (repeated.length > 0) {
+      // `data` or `total` twice: which one the service meant cannot be known (records may hide in the other)
+      return {
+        ok: false,
+        detail: `the page wrapper names ${JSON.stringify(repeated[0]?.slice(0, 40))} twice`,
+      };
+    }
     return { ok: true, page: wrapperPage(body as Record<string, unknown>, requested) };
   }
   const what =

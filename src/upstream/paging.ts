@@ -63,6 +63,8 @@ export interface PageEvidence {
   repeats: number | null;
   /** The first page this read requested (0 unless it started later). */
   firstIndex?: number;
+  /** The `total` the first page read reported (null if none): see totalRunaway. */
+  firstTotal?: number | null;
 }
 
 export type PageDecision =
@@ -91,6 +93,8 @@ export function decideNextPage(
   }
   const endedBy = wrapperEnd(e);
   if (endedBy) return { next: 'stop', endedBy };
+  const runaway = totalRunaway(e, options.size);
+  if (runaway) return { next: 'fail', detail: runaway };
   if (e.index - (e.firstIndex ?? 0) + 1 >= options.maxPages) {
     return {
       next: 'fail',
@@ -100,6 +104,23 @@ export function decideNextPage(
     };
   }
   return { next: 'continue' };
+}
+
+/**
+ * A `total` that keeps growing past the first page's figure: records arriving while paging move it a
+ * little, a broken or hostile service grows it with every page (once read to the 10,000-page ceiling on
+ * every tick). Past half as many pages again as the first total needed, plus two, the read ends as
+ * incomplete (it is read again later) instead of following the total.
+ */
+export function totalRunaway(e: PageEvidence, size: number): string | null {
+  const first = e.firstTotal ?? null;
+  if (first === null || e.total === null || e.total <= first) return null;
+  const allowed = Math.ceil((first * 1.5) / size) + 2;
+  if (e.index + 1 < allowed) return null;
+  return (
+    `the service's total grew from ${first} (first page) to ${e.total} while paging; stopped after ${e.index + 1} pages ` +
+    'instead of following it: the read is incomplete and will be read again'
+  );
 }
 
 function keyOf(item: unknown): string {
@@ -120,6 +141,7 @@ export class PageTracker {
   private previousSignature: string | null = null;
   private readonly shapes = new Set<ListPage['shape']>();
   private maxTotal: number | null = null;
+  private firstTotal: number | null = null;
   private pages = 0;
 
   /** `firstIndex`: the first page read; `skipped`: records taken to be on the pages before it. */
@@ -132,6 +154,7 @@ export class PageTracker {
     this.pages += 1;
     this.shapes.add(page.shape);
     if (page.total !== null) this.maxTotal = Math.max(this.maxTotal ?? 0, page.total);
+    if (index === this.firstIndex) this.firstTotal = page.total;
     const signature = signatureOf(page.items);
     let repeats: number | null = null;
     if (index > this.firstIndex && page.items.length > 0) {
@@ -149,8 +172,9 @@ export class PageTracker {
     }
     const { shape, total, totalPages, size } = page;
     const received = this.skipped + this.seen.size + this.anonymous;
-    const firstIndex = this.firstIndex;
-    return { index, count: page.items.length, shape, total, totalPages, size, received, repeats, firstIndex };
+    const { firstIndex, firstTotal } = this;
+    const count = page.items.length;
+    return { index, count, shape, total, totalPages, size, received, repeats, firstIndex, firstTotal };
   }
 
   summary(endedBy: EndedBy): PagingSummary {

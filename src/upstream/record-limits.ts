@@ -43,50 +43,68 @@ function textProblem(text: string, where: string): string | null {
 }
 
 const at = (path: string): string => (path ? ` (at ${path})` : '');
-const join = (path: string, key: string): string => {
-  if (path.length > 120) return path; // deep paths are cut: the first levels say enough
-  return path ? `${path}.${key.slice(0, 40)}` : key.slice(0, 40);
-};
 
-/** The first limit the raw record breaks, or null. Iterative: never recurses, whatever the depth. */
+/** One value still to visit; the path is built only when a problem is found (most records have none). */
+interface Visit {
+  value: unknown;
+  depth: number;
+  key: string | null;
+  parent: Visit | null;
+}
+
+function pathOf(visit: Visit): string {
+  const keys: string[] = [];
+  for (let v: Visit | null = visit; v && v.key !== null; v = v.parent) keys.push(v.key.slice(0, 40));
+  const path = keys.reverse();
+  return path.length > 6 ? `${path.slice(0, 6).join('.')}…` : path.join('.');
+}
+
+/** A quick test first: most strings hold neither NUL nor any surrogate. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what is looked for
+const SUSPECT = /[\u0000\uD800-\uDFFF]/;
+
 export function rawRecordProblem(raw: unknown): RawFinding | null {
-  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value: raw, depth: 1, path: '' }];
+  const stack: Visit[] = [{ value: raw, depth: 1, key: null, parent: null }];
   let values = 0;
   let chars = 0;
   let duplicate: string | null = null;
   const unsafe = (reason: string): RawFinding => ({ reason, storableAsJsonb: false });
   while (stack.length > 0) {
-    const { value, depth, path } = stack.pop() as { value: unknown; depth: number; path: string };
+    const visit = stack.pop() as Visit;
+    const { value, depth } = visit;
     if (++values > MAX_VALUES) return unsafe(`too large: more than ${MAX_VALUES} values in one record`);
     if (typeof value === 'string') {
       chars += value.length;
-      const problem = textProblem(value, at(path));
+      const problem = SUSPECT.test(value) ? textProblem(value, at(pathOf(visit))) : null;
       if (problem) return unsafe(problem);
     } else if (value instanceof LosslessNumber) {
       const problem = decimalProblem(value.toString(), JSON_NUMBER_LIMITS);
-      if (problem) return unsafe(`a number${at(path)} ${problem}`);
+      if (problem) return unsafe(`a number${at(pathOf(visit))} ${problem}`);
     } else if (value !== null && typeof value === 'object') {
       if (depth > MAX_DEPTH)
-        return unsafe(`nested more than ${MAX_DEPTH} levels deep${at(path)}: too deep to store or query`);
+        return unsafe(
+          `nested more than ${MAX_DEPTH} levels deep${at(pathOf(visit))}: too deep to store or query`,
+        );
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++)
-          stack.push({ value: value[i], depth: depth + 1, path: join(path, String(i)) });
+          stack.push({ value: value[i], depth: depth + 1, key: String(i), parent: visit });
       } else {
         const repeated = duplicateKeysOf(value);
         if (duplicate === null && repeated.length > 0) {
           const name = repeated[0] as string;
           duplicate =
-            `duplicate key ${clipName(name)}${at(path)}: the service sent it more than once, ` +
+            `duplicate key ${clipName(name)}${at(pathOf(visit))}: the service sent it more than once, ` +
             'so which value it meant cannot be known';
         }
         for (const key of Object.keys(value)) {
           chars += key.length;
-          const problem = textProblem(key, ` in a key${at(path)}`);
+          const problem = SUSPECT.test(key) ? textProblem(key, ` in a key${at(pathOf(visit))}`) : null;
           if (problem) return unsafe(problem);
           stack.push({
             value: (value as Record<string, unknown>)[key],
             depth: depth + 1,
-            path: join(path, key),
+            key,
+            parent: visit,
           });
         }
       }
