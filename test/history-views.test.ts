@@ -9,7 +9,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Pool } from 'pg';
 import { insertSyntheticDay } from '../bench/export-fixture.js';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startHarness, type Harness } from './helpers/sync-harness.js';
 
 /** 006's daily_totals, as a query. */
