@@ -100,18 +100,20 @@ export async function readPaymentsWindow(
   const load = () => {
     const { records, rejects } = batch;
     batch = { records: [], rejects: [] };
-    return warehouse.loadPage({
-      source: source.name,
-      stream: 'payments',
-      organizationId: null,
-      records,
-      rejects,
-    }).then((loaded) => {
-      // records the loader quarantined (conflicting copies, refused by PostgreSQL) count as rejects
-      out.records -= loaded.rejects - rejects.length;
-      out.rejects += loaded.rejects - rejects.length;
-      return loaded;
-    });
+    return warehouse
+      .loadPage({
+        source: source.name,
+        stream: 'payments',
+        organizationId: null,
+        records,
+        rejects,
+      })
+      .then((loaded) => {
+        // records the loader quarantined (conflicting copies, refused by PostgreSQL) count as rejects
+        out.records -= loaded.rejects - rejects.length;
+        out.rejects += loaded.rejects - rejects.length;
+        return loaded;
+      });
   };
   let loading: Promise<unknown> = Promise.resolve();
   let readFailed = true;
