@@ -24,6 +24,7 @@ import { readPages } from '../upstream/paging.js';
 import { PAYMENT_STATUSES } from '../upstream/schemas.js';
 import { paddedQuery, type Window } from '../sync/windows.js';
 import { isPlainDecimal } from './decimal.js';
+import { MAX_KEY_BYTES } from '../upstream/storable.js';
 import type { ServiceRecord } from './record-diff.js';
 import type { Tally } from './reconcile-table.js';
 
@@ -53,7 +54,9 @@ export function seenOf(item: unknown): Seen {
   const createdAt = typeof r.createdAt === 'string' ? Date.parse(r.createdAt) : NaN;
   const raw = typeof r.amount === 'number' || isLosslessNumber(r.amount) ? decimalText(r.amount) : null;
   return {
-    id: typeof r.id === 'string' && r.id.length > 0 ? r.id : null,
+    // an id too long to be a key is not one: its reject is kept without it (upstream/schemas idOf), so it
+    // can only be matched the way records without an id are
+    id: typeof r.id === 'string' && r.id.length > 0 && Buffer.byteLength(r.id) <= MAX_KEY_BYTES ? r.id : null,
     status: typeof r.status === 'string' && r.status !== '' ? r.status : '(none)',
     createdAt: Number.isNaN(createdAt) ? null : createdAt,
     amount: raw !== null && isPlainDecimal(raw) ? raw : null,
