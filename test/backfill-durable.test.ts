@@ -56,6 +56,15 @@ describe('backfill recorded in PostgreSQL', () => {
     expect(waited.stderr).toContain(`gave up waiting after 2s: backfill #${id}`);
     expect(waited.stderr).toContain('left: default transfers full scan');
 
+    // status shows the running backfill and its progress, read from PostgreSQL
+    const status = await cli(h, ['status']);
+    expect(status.stdout).toMatch(
+      new RegExp(`#${id} ${from} → ${to} \\(payments, transfers\\): 0/\\d+ done, 0 failed`),
+    );
+    const statusJson = await cli(h, ['status', '--json']);
+    const body = JSON.parse(statusJson.stdout) as { backfills: Array<{ id: number; done: number }> };
+    expect(body.backfills.map((x) => [x.id, x.done])).toEqual([[id, 0]]);
+
     // --wait started before any worker: it says so, then follows the worker's progress to the end
     const waiting = startCli(['backfill', '--from', from, '--to', to, '--wait'], harnessEnv(h));
     cleanups.push(() => waiting.kill());

@@ -11,6 +11,9 @@ import { checkPostgres, createRuntime } from '../../runtime.js';
 import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
+import { transfersFreshness } from '../../sync/transfers-freshness.js';
+import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
+import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
 import { parseCommandArgs } from '../args.js';
 
 type Row = StreamStatus;
@@ -32,11 +35,29 @@ export async function run(argv: string[]): Promise<number> {
     }).finally(() => queue.close());
     const { queue: counts, streams: rows } = status;
     const reconcile = await recentReconcileResults(runtime.pool, RECONCILE_DAYS);
-    const attention = reasons(rows, reconcile);
+    const backfills = await listBackfills(runtime.pool, { running: true });
+    const memory = new PgTransferMemory(runtime.pool);
+    const staleness = (
+      await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
+    ).filter((line): line is string => line !== null);
+    const attention = [...reasons(rows, reconcile), ...backfillReasons(backfills)];
     if (args.json) {
-      const body = { queue: counts, streams: rows, reconcile, attention };
+      const body = {
+        queue: counts,
+        streams: rows,
+        backfills,
+        transfersStaleness: staleness,
+        reconcile,
+        attention,
+      };
       process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
-    } else process.stdout.write(renderTable(rows, counts) + renderReconcile(reconcile, attention));
+    } else
+      process.stdout.write(
+        renderTable(rows, counts) +
+          staleness.map((line) => `${line}\n`).join('') +
+          renderBackfills(backfills) +
+          renderReconcile(reconcile, attention),
+      );
     return attention.length > 0 ? 1 : 0;
   } finally {
     await runtime.close();
@@ -126,6 +147,26 @@ function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
       );
   }
   return out;
+}
+
+/** A running backfill with failed items needs a person: those windows will not be read again by themselves. */
+function backfillReasons(backfills: BackfillSummary[]): string[] {
+  return backfills
+    .filter((b) => b.failed > 0)
+    .map((b) => `backfill #${b.id}: ${b.failed} item(s) failed (see \`paysync backfill --list\`)`);
+}
+
+function renderBackfills(backfills: BackfillSummary[]): string {
+  const out = ['', 'running backfills:'];
+  if (backfills.length === 0) out.push('  none');
+  for (const b of backfills) {
+    const left = b.total - b.done - b.failed - b.cancelled;
+    out.push(
+      `  #${b.id} ${b.fromDay} → ${b.toDay} (${b.streams.join(', ')}): ${b.done}/${b.total} done, ` +
+        `${b.failed} failed, ${b.running} running, ${left} left; ${b.records} records`,
+    );
+  }
+  return `${out.join('\n')}\n`;
 }
 
 function renderReconcile(rows: ReconcileRow[], attention: string[]): string {
