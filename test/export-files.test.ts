@@ -15,7 +15,7 @@ import { insertSyntheticDay } from '../bench/export-fixture.js';
 import { exportDay } from '../src/reconcile/export-day.js';
 import { dayWindow, localDayOf } from '../src/sync/windows.js';
 import { loadPage } from '../src/warehouse/loader.js';
-import { syncAll, tempExportDir } from './export-helpers.js';
+import { parseCsv, syncAll, tempExportDir } from './export-helpers.js';
 import { makePayment, makeTransfer } from './helpers/records.js';
 import { startHarness, type Harness } from './helpers/sync-harness.js';
 
@@ -176,35 +176,6 @@ function convertXlsx(xlsx: string, profile: string, outDir: string, to: 'csv' | 
   if (result.status !== 0) throw new Error(`soffice failed: ${result.stderr}`);
 }
 
-/** CSV as LibreOffice writes it (LF or CRLF record ends, RFC 4180 quoting). */
-function readCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (c === '\n' || (c === '\r' && text[i + 1] === '\n')) {
-      if (c === '\r') i++;
-      rows.push([...row, cell]);
-      row = [];
-      cell = '';
-    } else cell += c;
-  }
-  if (cell !== '' || row.length > 0) rows.push([...row, cell]);
-  return rows;
-}
-
 /** How a spreadsheet shows a decimal with `decimals` places and thousands separators (en-US), on strings. */
 function shown(decimal: string, decimals: number): string {
   const [, sign, int, frac = ''] = /^(-?)(\d+)(?:\.(\d+))?$/.exec(decimal)!;
@@ -292,7 +263,8 @@ describe('pack.xlsx in LibreOffice, formulas recalculated on load', () => {
         const fods = await readFile(join(work, 'pack.fods'), 'utf8');
         expect(fods).not.toContain('table:formula');
         convertXlsx(join(dir, 'pack.xlsx'), profile, work, 'csv');
-        const sheet = async (name: string) => readCsv(await readFile(join(work, `pack-${name}.csv`), 'utf8'));
+        const sheet = async (name: string) =>
+          parseCsv(await readFile(join(work, `pack-${name}.csv`), 'utf8'), { lineEnds: 'any' });
         const shownPayments = await sheet('payments');
         const w = dayWindow(day, zone);
         const { rows } = await pool.query(

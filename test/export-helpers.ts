@@ -8,8 +8,12 @@ import { join } from 'node:path';
 import { tickPayments, tickTransfers } from '../src/sync/tick.js';
 import type { Harness } from './helpers/sync-harness.js';
 
-/** Parses RFC 4180 text (quoted fields, doubled quotes, CRLF) into rows of cells. */
-export function parseCsv(text: string): string[][] {
+/**
+ * Parses RFC 4180 text (quoted fields, doubled quotes) into rows of cells. Records end with CRLF, as the
+ * pack writes them; with `lineEnds: 'any'` a bare LF ends one too (CSV as LibreOffice writes it).
+ */
+export function parseCsv(text: string, options: { lineEnds?: 'crlf' | 'any' } = {}): string[][] {
+  const anyEnd = options.lineEnds === 'any';
   const rows: string[][] = [];
   let row: string[] = [];
   let cell = '';
@@ -26,12 +30,11 @@ export function parseCsv(text: string): string[][] {
     else if (c === ',') {
       row.push(cell);
       cell = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(cell);
-      rows.push(row);
+    } else if ((c === '\r' && text[i + 1] === '\n') || (anyEnd && c === '\n')) {
+      if (c === '\r') i++;
+      rows.push([...row, cell]);
       row = [];
       cell = '';
-      i++;
     } else cell += c;
   }
   if (cell !== '' || row.length > 0) rows.push([...row, cell]);
