@@ -13,10 +13,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { insertSyntheticDay } from '../bench/export-fixture.js';
+import { writeRejects } from '../src/reconcile/pack-rejects.js';
 import { writePackWorkbook, type WorkbookFile } from '../src/reconcile/pack-xlsx.js';
 import { fixZipEntryDates } from '../src/reconcile/xlsx-zip.js';
 import { dayWindow } from '../src/sync/windows.js';
 import { loadPage } from '../src/warehouse/loader.js';
+import { parseCsv } from './export-helpers.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { makePayment, makeTransfer } from './helpers/records.js';
 
@@ -139,20 +141,30 @@ const MANIFEST = {
   },
 };
 
-async function write(sub: string, maxRowsPerSheet?: number): Promise<{ file: WorkbookFile; path: string }> {
+/** The workbook, and rejects.csv written in the same snapshot (the two must list the same records). */
+async function write(
+  sub: string,
+  maxRowsPerSheet?: number,
+): Promise<{ file: WorkbookFile; path: string; rejectsCsv: string }> {
   const client = await db.pool.connect();
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     const target = await mkdtemp(join(dir, `${sub}-`));
+    await writeRejects(client, RANGE, DAY, target);
     const file = await writePackWorkbook(client, {
       range: RANGE,
+      day: DAY,
       zone: ZONE,
       dir: target,
       manifest: MANIFEST,
       maxRowsPerSheet,
     });
     await client.query('COMMIT');
-    return { file, path: join(target, 'pack.xlsx') };
+    return {
+      file,
+      path: join(target, 'pack.xlsx'),
+      rejectsCsv: await readFile(join(target, 'rejects.csv'), 'utf8'),
+    };
   } finally {
     client.release();
   }
@@ -185,10 +197,12 @@ const headers = (ws: ExcelJS.Worksheet) => (ws.getRow(1).values as unknown[]).sl
 describe('pack.xlsx read back with exceljs', () => {
   let wb: ExcelJS.Workbook;
   let file: WorkbookFile;
+  let rejectsCsv: string;
 
   beforeAll(async () => {
     const written = await write('main');
     file = written.file;
+    rejectsCsv = written.rejectsCsv;
     wb = await readWorkbook(written.path);
   });
 
@@ -347,8 +361,18 @@ describe('pack.xlsx read back with exceljs', () => {
     expect(first.getCell(6).value).toBe('2024-03-10T12:00:00.000Z');
     expect((first.getCell(7).value as Date).getTime()).toBe(wallClock('2024-03-10T10:00:00.250Z'));
     expect(first.getCell(11).value).toBe(1);
-    expect(JSON.parse(String(first.getCell(14).value))).toMatchObject({ id: 'bad_1', amount: 'x' });
-    expect(ws.getRow(3).getCell(15).value).toBe('{"id":"bad_2", "createdAt": "2024-03-10T13:00:00Z", broken');
+    expect(JSON.parse(String(first.getCell(12).value))).toMatchObject({ id: 'bad_1', amount: 'x' });
+    expect(ws.getRow(3).getCell(13).value).toBe('{"id":"bad_2", "createdAt": "2024-03-10T13:00:00Z", broken');
+  });
+
+  it('rejects: the same records as rejects.csv, in the same order', () => {
+    const ws = wb.getWorksheet('rejects')!;
+    const sheet = ws
+      .getRows(2, ws.actualRowCount - 1)!
+      .map((r) => [r.getCell(1).value, r.getCell(2).value, r.getCell(3).value]);
+    const csv = parseCsv(rejectsCsv).slice(1); // id, reference, stream, source, …
+    expect(csv.map((r) => [r[3], r[2], r[0] || null])).toEqual(sheet);
+    expect(sheet).toHaveLength(2);
   });
 
   it("about: the manifest's facts and a note for every highlighted cell", () => {
@@ -381,7 +405,13 @@ describe('cells a workbook cannot hold exactly', () => {
         'x'.repeat(40_000),
       ]);
       const target = await mkdtemp(join(dir, 'odd-'));
-      await writePackWorkbook(client, { range: RANGE, zone: ZONE, dir: target, manifest: MANIFEST });
+      await writePackWorkbook(client, {
+        range: RANGE,
+        day: DAY,
+        zone: ZONE,
+        dir: target,
+        manifest: MANIFEST,
+      });
       await client.query('ROLLBACK');
       const ws = (await readWorkbook(join(target, 'pack.xlsx'))).getWorksheet('payments')!;
       const byId = (id: string) =>
@@ -419,6 +449,7 @@ describe('a day of several cursor batches', () => {
       const target = await mkdtemp(join(dir, 'batches-'));
       const file = await writePackWorkbook(client, {
         range: [w.start, w.end],
+        day,
         zone: ZONE,
         dir: target,
         manifest: { day },

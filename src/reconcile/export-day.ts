@@ -313,6 +313,7 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     // the workbook shows the manifest's facts, so it comes after them (same snapshot, same connection)
     manifest.files.xlsx = await writePackWorkbook(client, {
       range,
+      day,
       zone: manifest.timeZone,
       dir: temp,
       manifest,

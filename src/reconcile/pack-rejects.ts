@@ -16,24 +16,44 @@ export const REJECTS_HEADER = ['id', 'reference', 'stream', 'source', 'reason', 
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
-/** $1, $2: the day's instant range; $3: the day. */
+/**
+ * The createdAt text a reject was sent with: from its JSON object, or found in the raw text of a record
+ * that was not even JSON. `r` is a reporting.sync_rejects row.
+ */
+const CREATED_TEXT = `coalesce(CASE WHEN jsonb_typeof(r.raw) = 'object' THEN r.raw->>'createdAt' END,
+                          substring(r.raw_text from '"createdAt"\\s*:\\s*"([^"]{1,64})"'))`;
+
+/**
+ * The day's quarantined records, the one selection both rejects.csv and the workbook's rejects sheet
+ * read (so the two list the same records): open rejects whose createdAt text is an instant inside the
+ * day (no offset: UTC, as the service writes it), and those the day's latest reconcile found the service
+ * listing for the day (a record with an unreadable createdAt can be placed no other way).
+ * Selects `r.*` plus `reference` and `created_text`; $1, $2: the day's instant range; $3: the day.
+ */
+export const DAY_REJECTS_FROM = `
+  (SELECT r.*, CASE WHEN jsonb_typeof(r.raw) = 'object' AND jsonb_typeof(r.raw->'reference') = 'string'
+                    THEN r.raw->>'reference' END AS reference,
+          ${CREATED_TEXT} AS created_text
+     FROM reporting.sync_rejects r
+    WHERE r.resolved_at IS NULL) r
+  CROSS JOIN LATERAL (
+    SELECT reporting.try_timestamptz(CASE WHEN r.created_text ~ '(Z|[+-]\\d{2}:?\\d{2})$' THEN r.created_text
+                                          ELSE r.created_text || 'Z' END) AS created_at) sent
+  WHERE (sent.created_at >= $1 AND sent.created_at < $2)
+     OR EXISTS (SELECT 1 FROM reporting.reconcile_records q
+                 WHERE q.kind = 'quarantined' AND q.record_id IS NOT NULL
+                   AND q.source = r.source AND q.stream = r.stream AND q.record_id = r.record_id
+                   AND q.run_id = (SELECT run_id FROM reporting.reconcile_results WHERE day = $3::date
+                                    ORDER BY checked_at DESC LIMIT 1))`;
+
+/** Their order in both files. */
+export const DAY_REJECTS_ORDER = `r.stream, r.source COLLATE "C", r.record_id COLLATE "C" NULLS LAST, r.reject_id`;
+
 const REJECTS_SQL = `
-  WITH quarantined AS (
-    SELECT source, stream, record_id FROM reporting.reconcile_records
-     WHERE kind = 'quarantined' AND record_id IS NOT NULL
-       AND run_id = (SELECT run_id FROM reporting.reconcile_results WHERE day = $3::date
-                      ORDER BY checked_at DESC LIMIT 1)
-  )
-  SELECT r.record_id, CASE WHEN jsonb_typeof(r.raw->'reference') = 'string' THEN r.raw->>'reference' END,
-         r.stream, r.source, r.reason, to_char(r.first_seen_at AT TIME ZONE 'UTC', ${ISO}),
-         coalesce(r.raw::text, r.raw_text)
-    FROM reporting.sync_rejects r
-   WHERE r.resolved_at IS NULL
-     AND ((reporting.try_timestamptz(r.raw->>'createdAt') >= $1
-           AND reporting.try_timestamptz(r.raw->>'createdAt') < $2)
-          OR EXISTS (SELECT 1 FROM quarantined q
-                      WHERE q.source = r.source AND q.stream = r.stream AND q.record_id = r.record_id))
-   ORDER BY r.stream, r.source COLLATE "C", r.record_id COLLATE "C" NULLS LAST, r.reject_id`;
+  SELECT r.record_id, r.reference, r.stream, r.source, r.reason,
+         to_char(r.first_seen_at AT TIME ZONE 'UTC', ${ISO}), coalesce(r.raw::text, r.raw_text)
+    FROM ${DAY_REJECTS_FROM}
+   ORDER BY ${DAY_REJECTS_ORDER}`;
 
 /** JSON text without the spaces PostgreSQL prints after `:` and `,` (strings untouched, numbers exact). */
 export function compactJson(text: string): string {

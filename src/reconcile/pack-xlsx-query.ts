@@ -4,6 +4,7 @@
  * [start, end); $3: REPORT_TIMEZONE. Each sheet column says how its cell is typed (xlsx-cells.ts):
  * `time` columns are selected twice, as the wall clock in REPORT_TIMEZONE and as the exact UTC ISO text.
  */
+import { DAY_REJECTS_FROM, DAY_REJECTS_ORDER } from './pack-rejects.js';
 
 export type ColumnKind = 'text' | 'json' | 'amount' | 'time' | 'count';
 
@@ -109,26 +110,15 @@ export const REJECTS_COLUMNS: readonly SheetColumn[] = [
   col('first seen', 'time', 24, 'first_seen_at'),
   col('last seen', 'time', 24, 'last_seen_at'),
   col('times seen', 'count', 11, 'times_seen'),
-  col('resolved', 'time', 24, 'resolved_at'),
   col('raw record', 'json', 60, 'raw::text'),
   col('raw text (not JSON)', 'text', 40, 'raw_text'),
 ];
 
-/** Index of the `createdAt (as sent)` column in a REJECT_CANDIDATES_SQL row. */
-export const REJECT_CREATED_FIELD = 5;
-
 /**
- * Candidate rejects of the day: the raw record's `createdAt` text (from the jsonb, or found in the raw
- * text of a record that was not even JSON) starts with a date within a day of the local day ($2, $3:
- * the day before and the day after, which covers any UTC offset); the exact instant test is done in
- * JavaScript, where a malformed date is skipped instead of failing the export. $1: REPORT_TIMEZONE.
+ * The day's rejects, the same records as rejects.csv (pack-rejects.ts's selection), with more columns.
+ * $1, $2: the day's instant range; $3: the day; $4: REPORT_TIMEZONE.
  */
-export const REJECT_CANDIDATES_SQL = `
-  SELECT ${selectList(REJECTS_COLUMNS, '$1')}
-    FROM (SELECT r.*,
-                 CASE WHEN jsonb_typeof(r.raw) = 'object' THEN r.raw->>'reference' END AS reference,
-                 coalesce(CASE WHEN jsonb_typeof(r.raw) = 'object' THEN r.raw->>'createdAt' END,
-                          substring(r.raw_text from '"createdAt"\\s*:\\s*"([^"]{1,64})"')) AS created_text
-            FROM reporting.sync_rejects r) r
-   WHERE left(created_text, 10) BETWEEN $2 AND $3
-   ORDER BY stream, record_id COLLATE "C" NULLS LAST, reject_id`;
+export const REJECTS_SHEET_SQL = `
+  SELECT ${selectList(REJECTS_COLUMNS, '$4')}
+    FROM ${DAY_REJECTS_FROM}
+   ORDER BY ${DAY_REJECTS_ORDER}`;

@@ -22,9 +22,8 @@ import {
   maxScaleSql,
   PAYMENTS_SHEET,
   recordsCursorSql,
-  REJECT_CANDIDATES_SQL,
-  REJECT_CREATED_FIELD,
   REJECTS_COLUMNS,
+  REJECTS_SHEET_SQL,
   TRANSFERS_SHEET,
   type RecordsSheet,
   type SheetColumn,
@@ -55,6 +54,8 @@ export interface WorkbookEntry {
 export interface WorkbookInput {
   /** The day's instant range [start, end) in REPORT_TIMEZONE. */
   range: [Date, Date];
+  /** The local day (YYYY-MM-DD): its latest reconcile places rejects whose createdAt cannot. */
+  day: string;
   zone: string;
   /** The folder the pack is being written to. */
   dir: string;
@@ -125,18 +126,6 @@ async function writeSummary(
   out.tables.summary = table.end();
 }
 
-/** True when the `createdAt` text a reject was sent with is an instant inside the day. */
-function inDay(created: unknown, range: [Date, Date]): boolean {
-  if (typeof created !== 'string') return false;
-  const m = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/.exec(created);
-  if (!m) return false;
-  const ms = Date.parse(m[1] ? created : `${created}Z`); // no offset: UTC, as the service writes it
-  return !Number.isNaN(ms) && ms >= range[0].getTime() && ms < range[1].getTime();
-}
-
-const dayShift = (day: Date, days: number) =>
-  new Date(day.getTime() + days * 86_400_000).toISOString().slice(0, 10);
-
 /** The day's rejects (a sheet only when there are any). */
 async function writeRejects(
   client: ClientBase,
@@ -144,21 +133,19 @@ async function writeRejects(
   input: WorkbookInput,
   out: Written,
 ): Promise<boolean> {
-  const [start, end] = input.range;
   const { rows } = await client.query<unknown[]>({
-    text: REJECT_CANDIDATES_SQL,
-    values: [input.zone, dayShift(start, -1), dayShift(end, 1)],
+    text: REJECTS_SHEET_SQL,
+    values: [...input.range, input.day, input.zone],
     rowMode: 'array',
   });
-  const day = rows.filter((r) => inDay(r[REJECT_CREATED_FIELD], input.range));
-  if (day.length === 0) return false;
+  if (rows.length === 0) return false;
   const table = new TableWriter(wb, {
     name: 'rejects',
     columns: REJECTS_COLUMNS,
     zone: input.zone,
     decimals: 0,
   });
-  for (const row of day) table.add(row);
+  for (const row of rows) table.add(row);
   out.tables.rejects = table.end();
   return true;
 }
