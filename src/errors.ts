@@ -102,10 +102,21 @@ export class UpstreamRateLimitedError extends UpstreamError {
   }
 }
 
-/** 5xx or an unexpected status. Retried with backoff. */
+/** 5xx or 408. Retried with backoff. */
 export class UpstreamServerError extends UpstreamError {
   constructor(ctx: UpstreamContext, status: number) {
     super('UPSTREAM_SERVER_ERROR', { ...ctx, status }, `the service answered ${status}`);
+  }
+}
+
+/** Another status (3xx, 404, 405…): the base URL or the path is wrong. Not retried. */
+export class UpstreamUnexpectedStatusError extends UpstreamError {
+  constructor(ctx: UpstreamContext, status: number) {
+    super(
+      'UPSTREAM_UNEXPECTED_STATUS',
+      { ...ctx, status },
+      `the service answered ${status}, which the interface does not use here: check the source's base URL (PAYMENTS_BASE_URL, or baseUrl in PAYSYNC_SOURCES_FILE)`,
+    );
   }
 }
 

@@ -22,6 +22,7 @@ import {
   UpstreamRateLimitedError,
   UpstreamRequestNotSentError,
   UpstreamServerError,
+  UpstreamUnexpectedStatusError,
   UsageError,
   WindowIncompleteError,
 } from '../src/errors.js';
@@ -49,6 +50,7 @@ const every: Array<[PaysyncError, boolean]> = [
   [new UpstreamRequestNotSentError(ctx, ['no']), false],
   [new UpstreamRateLimitedError(ctx, 1_000), true],
   [new UpstreamServerError(ctx, 503), true],
+  [new UpstreamUnexpectedStatusError(ctx, 404), false],
   [new UpstreamNetworkError(ctx, 'reset'), true],
   [new UpstreamProtocolError(ctx, 'not json'), true],
   [new PaginationError(ctx, 'page ignored'), true],

@@ -4,7 +4,12 @@
  * amounts a double would alter, and the exact query string sent.
  */
 import { describe, expect, it } from '@jest/globals';
-import { UpstreamBadRequestError, UpstreamProtocolError, UpstreamRateLimitedError } from '../src/errors.js';
+import {
+  isRetryable,
+  UpstreamBadRequestError,
+  UpstreamProtocolError,
+  UpstreamRateLimitedError,
+} from '../src/errors.js';
 import { isLosslessNumber } from '../src/upstream/exact-json.js';
 import { caught, clientFor, everyRendering, localServer, reply } from './upstream-helpers.js';
 
@@ -85,7 +90,7 @@ describe('answers the simulator never gives', () => {
     }
   });
 
-  it('does not follow a redirect (it would carry the key elsewhere) and does not retry a 404', async () => {
+  it('does not follow a redirect (it would carry the key elsewhere) and does not retry a 404, nor does the job layer', async () => {
     const server = await localServer((req, res) => {
       if (req.url?.startsWith('/api/transferts')) {
         res.writeHead(302, { location: '/elsewhere' });
@@ -95,7 +100,10 @@ describe('answers the simulator never gives', () => {
     try {
       const client = clientFor(server.url, secret);
       await expect(client.listTransfers({ page: 0, size: 5 })).rejects.toMatchObject({ status: 302 });
-      await expect(client.listPayments({ page: 0, size: 5 })).rejects.toMatchObject({ status: 404 });
+      const notFound = await caught(client.listPayments({ page: 0, size: 5 }));
+      expect(notFound).toMatchObject({ status: 404, code: 'UPSTREAM_UNEXPECTED_STATUS' });
+      expect(notFound.message).toMatch(/404.*base URL/);
+      expect(isRetryable(notFound)).toBe(false); // a job failing with it is not retried either
       expect(server.requests.map((r) => r.url.split('?')[0])).toEqual([
         '/api/transferts',
         '/api/paiements/organisations',

@@ -12,6 +12,7 @@ import {
   UpstreamNetworkError,
   UpstreamRateLimitedError,
   UpstreamServerError,
+  UpstreamUnexpectedStatusError,
   type UpstreamError,
 } from '../errors.js';
 import { ErrorBodySchema } from './schemas.js';
@@ -71,7 +72,9 @@ export function errorForStatus(
     case 429:
       return new UpstreamRateLimitedError(ctx, retryAfterMs);
     default:
-      return new UpstreamServerError(ctx, status);
+      return status >= 500 || status === 408
+        ? new UpstreamServerError(ctx, status)
+        : new UpstreamUnexpectedStatusError(ctx, status);
   }
 }
 
