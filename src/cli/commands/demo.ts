@@ -9,7 +9,8 @@ import { checkPostgres, connectRedis, createRuntime, type Runtime } from '../../
 import { startSimulator } from '../../sim/server.js';
 import type { RunningSimulator } from '../../sim/types.js';
 import { planBackfill } from '../../sync/backfill.js';
-import { backfillProgress, enqueueBackfill } from '../../../jobs/backfill-queue.js';
+import { failedItems, getBackfill, recordBackfill } from '../../warehouse/backfill-store.js';
+import { enqueueBackfill } from '../../../jobs/backfill-queue.js';
 import { tickPayments, tickTransfers } from '../../sync/tick.js';
 import { daysBetween, localDayOf } from '../../sync/windows.js';
 import { exportDay } from '../../reconcile/export-day.js';
@@ -94,22 +95,35 @@ export async function run(): Promise<number> {
   }
 }
 
+/** The demo's backfill, recorded in PostgreSQL like `paysync backfill`'s (the status page shows it). */
 async function backfill(runtime: Runtime, sim: RunningSimulator): Promise<void> {
   const { settings } = runtime;
   const zone = settings.REPORT_TIMEZONE;
   const from = settings.SYNC_START as string;
   const to = localDayOf(sim.now(), zone);
-  const jobs = planBackfill(settings, settings.sources, from, to, ['payments', 'transfers']);
+  const streams = ['payments', 'transfers'] as const;
+  const jobs = planBackfill(settings, settings.sources, from, to, [...streams]);
+  const request = {
+    sources: settings.sources.map((s) => s.name),
+    streams: [...streams],
+    fromDay: from,
+    toDay: to,
+    timeZone: zone,
+  };
   const worker = await startWorker(runtime, { schedules: false, concurrency: 2 });
   try {
-    await enqueueBackfill(worker.queue, jobs);
-    const bar = createProgressBar(`backfill ${from} → ${to}`, process.stdout);
+    // recorded once the worker runs, so its start finds no item Redis lacks (a re-fill would warn)
+    const { backfill: recorded } = await recordBackfill(runtime.pool, request, jobs);
+    await enqueueBackfill(worker.queue, jobs, recorded.id);
+    const bar = createProgressBar(`backfill #${recorded.id} ${from} → ${to}`, process.stdout);
     for (;;) {
-      const p = await backfillProgress(worker.queue, jobs);
-      bar.update(p.done + p.failed.length, p.total, `records ${p.records}`);
-      if (p.done + p.failed.length >= p.total) {
+      const b = await getBackfill(runtime.pool, recorded.id);
+      if (!b) throw new Error(`backfill #${recorded.id} is no longer recorded in PostgreSQL`);
+      bar.update(b.done + b.failed, b.total, `records ${b.records}`);
+      if (b.state !== 'running') {
         bar.finish();
-        for (const f of p.failed) process.stdout.write(`  failed: ${f.id}: ${f.reason}\n`);
+        for (const f of await failedItems(runtime.pool, b.id))
+          process.stdout.write(`  failed: ${f.label}: ${f.detail ?? 'no detail'}\n`);
         break;
       }
       await new Promise((r) => setTimeout(r, 250));
