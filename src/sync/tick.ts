@@ -79,9 +79,12 @@ async function currentCheckpoint(deps: TickDeps, stream: 'payments' | 'transfers
   const rebuilt = await rebuildCheckpoint(deps, stream);
   if (rebuilt) {
     await checkpoints.reset(source.name, stream, rebuilt);
-    log.warn(
+    // info, not a warning: nothing is wrong and nothing is to be done. Redis held no checkpoint (the
+    // first live tick after a backfill, or Redis lost its data, which the worker's re-fill reports), and
+    // the durable log says where to resume (PRODUCT.md principle 4).
+    log.info(
       { source: source.name, stream, checkpoint: rebuilt.toISOString() },
-      'checkpoint rebuilt from the sync log',
+      'checkpoint taken from the sync log (Redis held none)',
     );
   }
   return rebuilt;
