@@ -9,6 +9,7 @@
  *   - baseline: fresh table, then without its status-history insert, then without its per-id probe
  *     (valid on a fresh table only), to split its cost; the same rows again; every open record moving
  *     to a final status (transitions);
+ *   - the variant where the upsert classifies ids (RETURNING xmax = 0, bench/returning-page-sql.ts);
  *   - loader: fresh table, same rows again, transitions; COPY into a temp staging table + the same
  *     merge; pages of 100; a fresh load without each secondary index and without the daily-totals
  *     triggers (what each costs);
@@ -34,6 +35,7 @@ import { PAYMENTS } from '../src/warehouse/stream-tables.js';
 import { processCpuSeconds } from './lib/cpu.js';
 import { baselinePageSql, type BaselineParts } from './baseline-page-sql.js';
 import { copyMergePage, createStaging } from './copy-merge.js';
+import { returningPageSql } from './returning-page-sql.js';
 import { benchPayments, paymentsCsv } from './payments-fixture.js';
 import { dropBenchDatabase } from './bench-db.js';
 
@@ -109,6 +111,14 @@ async function loaderRun(b: Backend, pages: Payment[][]): Promise<void> {
 
 async function baselineRun(b: Backend, pages: Payment[][], parts: BaselineParts = {}): Promise<void> {
   const sql = baselinePageSql(PAYMENTS, parts);
+  for (const records of pages) {
+    const page = pageLoad(records);
+    await b.pool.query(sql, pageParams(page, preparePage(page)));
+  }
+}
+
+async function returningRun(b: Backend, pages: Payment[][]): Promise<void> {
+  const sql = returningPageSql(PAYMENTS);
   for (const records of pages) {
     const page = pageLoad(records);
     await b.pool.query(sql, pageParams(page, preparePage(page)));
@@ -269,6 +279,10 @@ async function main(): Promise<void> {
       await run(neu, 'loader: same rows again', () => loaderRun(neu, pages));
       await run(neu, 'loader: transitions', () => loaderRun(neu, moved));
       await emptyTables(neu, newHistory);
+      await run(neu, 'upsert classifies (xmax): fresh table', () => returningRun(neu, pages));
+      await run(neu, 'upsert classifies (xmax): same rows again', () => returningRun(neu, pages));
+      await run(neu, 'upsert classifies (xmax): transitions', () => returningRun(neu, moved));
+      await emptyTables(neu, newHistory);
       await run(neu, 'loader: fresh, COPY to staging + merge', () => copyMergeRun(neu, pages));
       await emptyTables(neu, newHistory);
       await run(neu, 'loader: fresh, pages of 100', () => loaderRun(neu, smallPages));
@@ -334,6 +348,12 @@ async function main(): Promise<void> {
         `same rows again ${(l('same rows again') / b('same rows again')).toFixed(2)}, ` +
         `transitions ${(l('transitions') / b('transitions')).toFixed(2)}, ` +
         `pages of 100 ${(l('fresh, pages of 100') / b('fresh, pages of 100')).toFixed(2)}`,
+    );
+    const x = (k: string) => per1000(`upsert classifies (xmax): ${k}`);
+    console.log(
+      `upsert classifies (xmax) / loader CPU: fresh ${(x('fresh table') / l('fresh table')).toFixed(2)}, ` +
+        `same rows again ${(x('same rows again') / l('same rows again')).toFixed(2)}, ` +
+        `transitions ${(x('transitions') / l('transitions')).toFixed(2)}`,
     );
     console.log(
       `what each costs, loader fresh (ms per 1000 rows): ` +
