@@ -1,10 +1,12 @@
 /**
  * Loader benchmark (not a test): what PostgreSQL spends per loaded row, beside a bare COPY, in one run.
- * Two fresh databases: one migrated up to 015 runs today's-before-016 page statement (the baseline, frozen
- * in bench/baseline-page-sql.ts); one migrated fully runs the loader (loadPage). Each scenario loads the
- * same N payments page by page through ONE connection, and the CPU of that connection's server process
- * (/proc/PID/stat, parse and plan and triggers included) is what is reported, per 1000 rows, so other
- * work on the machine does not blur it; wall time is printed beside it. Scenarios (medians of --repeat):
+ * Fresh databases: two migrated up to 015 run the page statement of before 016 (the baseline, frozen in
+ * bench/baseline-page-sql.ts), with and without its history insert; the others, migrated fully, run the
+ * loader (loadPage) and its variants. Each loads through ONE connection, and the CPU of that
+ * connection's server process (/proc/PID/stat: parse, plan and triggers included) is what is reported,
+ * per 1000 rows. Sides compared run page by page in turn, so that other work on the machine weighs on
+ * them alike (on a busy machine, compare ratios of sides run together); wall time is printed beside.
+ * Scenarios (summed over --repeat rounds):
  *   - COPY of the same rows as CSV into an empty copy of reporting.payments (same indexes): the floor;
  *   - baseline: fresh table, then without its status-history insert, then without its per-id probe
  *     (valid on a fresh table only), to split its cost; the same rows again; every open record moving
@@ -192,25 +194,44 @@ async function benchDatabase(server: URL, last?: number): Promise<string> {
   return url.toString();
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor((s.length - 1) / 2)] as number;
-};
-
-class Results {
-  private readonly runs = new Map<string, Array<{ cpu: number; wall: number }>>();
-  add(label: string, r: { cpu: number; wall: number }): void {
-    this.runs.set(label, [...(this.runs.get(label) ?? []), r]);
+/** Sums of CPU and wall seconds, and rows, per label. */
+class Totals {
+  private readonly sums = new Map<string, { cpu: number; wall: number; rows: number }>();
+  add(label: string, r: { cpu: number; wall: number }, rows: number): void {
+    const t = this.sums.get(label) ?? { cpu: 0, wall: 0, rows: 0 };
+    this.sums.set(label, { cpu: t.cpu + r.cpu, wall: t.wall + r.wall, rows: t.rows + rows });
   }
+  /** CPU ms per 1000 rows. */
   cpu(label: string): number {
-    return median((this.runs.get(label) ?? []).map((r) => r.cpu));
+    const t = this.sums.get(label);
+    if (!t) throw new Error(`no measurement named ${label}`);
+    return (1000 * 1000 * t.cpu) / t.rows;
   }
   wall(label: string): number {
-    return median((this.runs.get(label) ?? []).map((r) => r.wall));
+    const t = this.sums.get(label);
+    if (!t) throw new Error(`no measurement named ${label}`);
+    return (1000 * 1000 * t.wall) / t.rows;
   }
   labels(): string[] {
-    return [...this.runs.keys()];
+    return [...this.sums.keys()];
   }
+}
+
+interface Side {
+  label: string;
+  b: Backend;
+  history: string;
+  load: (records: Payment[]) => Promise<void>;
+}
+
+/**
+ * Every page goes through each side in turn, so all sides meet the same machine (other work on it moves
+ * them together); each side's server-process CPU is added up under "side: phase".
+ */
+async function interleaved(sides: readonly Side[], phase: string, pages: Payment[][], totals: Totals) {
+  for (const page of pages)
+    for (const side of sides)
+      totals.add(`${side.label}: ${phase}`, await side.b.measure(() => side.load(page)), page.length);
 }
 
 const SECONDARY = [
@@ -219,6 +240,7 @@ const SECONDARY = [
   'payments_reference_idx',
   'payments_open_idx',
 ] as const;
+const TRIGGERS = ['payments_daily_totals_insert', 'payments_daily_totals_update'];
 
 async function indexDefinitions(b: Backend): Promise<Map<string, string>> {
   const { rows } = await b.pool.query<{ name: string; def: string }>(
@@ -227,157 +249,179 @@ async function indexDefinitions(b: Backend): Promise<Map<string, string>> {
   return new Map(rows.map((r) => [r.name, r.def]));
 }
 
-const TRIGGERS = ['payments_daily_totals_insert', 'payments_daily_totals_update'];
-
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const server = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paysync');
-  const oldUrl = await benchDatabase(server, 15);
-  const newUrl = await benchDatabase(server);
-  const old = await Backend.open(oldUrl);
-  const neu = await Backend.open(newUrl);
-  const results = new Results();
-  const n = options.rows;
-  const per1000 = (label: string) => (1000 * 1000 * results.cpu(label)) / n; // CPU ms per 1000 rows
+  const urls = [
+    await benchDatabase(server, 15),
+    await benchDatabase(server, 15),
+    await benchDatabase(server),
+    await benchDatabase(server),
+    await benchDatabase(server),
+  ];
+  const [a, d, b, c, e] = await Promise.all(urls.map((u) => Backend.open(u)));
+  if (!a || !b || !c || !d || !e) throw new Error('bench databases not opened');
+  const totals = new Totals();
+  const OLD = 'reporting.payment_status_history';
+  const NEW = 'reporting.payment_status_changes';
+  const baseline: Side = { label: 'baseline', b: a, history: OLD, load: (r) => baselineRun(a, [r]) };
+  const noHistory: Side = {
+    label: 'baseline without history insert',
+    b: d,
+    history: OLD,
+    load: (r) => baselineRun(d, [r], { history: false }),
+  };
+  const loader: Side = { label: 'loader', b, history: NEW, load: (r) => loaderRun(b, [r]) };
+  const xmax: Side = {
+    label: 'upsert classifies (xmax)',
+    b: c,
+    history: NEW,
+    load: (r) => returningRun(c, [r]),
+  };
   try {
-    for (const b of [old, neu])
-      await b.pool.query(
+    for (const x of [a, b, c, d, e])
+      await x.pool.query(
         'CREATE SCHEMA bench; CREATE TABLE bench.payments_copy (LIKE reporting.payments INCLUDING ALL)',
       );
-    const records = benchPayments(n);
+    const records = benchPayments(options.rows);
     const pages = pagesOf(records, options.pageSize);
     const smallPages = pagesOf(records, 100);
     const moved = pagesOf(settled(records), options.pageSize);
     const csv = paymentsCsv(records, 'bench');
-    const indexes = await indexDefinitions(neu);
-    const oldHistory = 'reporting.payment_status_history';
-    const newHistory = 'reporting.payment_status_changes';
+    const indexes = await indexDefinitions(e);
     let psqlWall = 0;
+    const empty = async (sides: readonly Side[]) => {
+      for (const s of sides) await emptyTables(s.b, s.history);
+    };
 
     for (let round = 0; round < options.repeat; round++) {
-      const run = async (b: Backend, label: string, fn: () => Promise<void>) =>
-        results.add(label, await b.measure(fn));
-      // The floor.
-      await emptyTables(old, oldHistory);
-      await run(old, 'COPY (CSV) into an empty table', () => copyRun(old, csv));
-      await emptyTables(old, oldHistory);
-      psqlWall = await psqlCopyWall(oldUrl, csv);
-      // Baseline, and its cost split.
-      await emptyTables(old, oldHistory);
-      await run(old, 'baseline: fresh table', () => baselineRun(old, pages));
-      await run(old, 'baseline: same rows again', () => baselineRun(old, pages));
-      await run(old, 'baseline: transitions', () => baselineRun(old, moved));
-      await emptyTables(old, oldHistory);
-      await run(old, 'baseline: fresh, no history insert', () => baselineRun(old, pages, { history: false }));
-      await emptyTables(old, oldHistory);
-      await run(old, 'baseline: fresh, no per-id probe', () => baselineRun(old, pages, { classify: false }));
-      await emptyTables(old, oldHistory);
-      await run(old, 'baseline: fresh, pages of 100', () => baselineRun(old, smallPages));
-      // The loader.
-      await emptyTables(neu, newHistory);
-      await run(neu, 'loader: fresh table', () => loaderRun(neu, pages));
-      await run(neu, 'loader: same rows again', () => loaderRun(neu, pages));
-      await run(neu, 'loader: transitions', () => loaderRun(neu, moved));
-      await emptyTables(neu, newHistory);
-      await run(neu, 'upsert classifies (xmax): fresh table', () => returningRun(neu, pages));
-      await run(neu, 'upsert classifies (xmax): same rows again', () => returningRun(neu, pages));
-      await run(neu, 'upsert classifies (xmax): transitions', () => returningRun(neu, moved));
-      await emptyTables(neu, newHistory);
-      await run(neu, 'loader: fresh, COPY to staging + merge', () => copyMergeRun(neu, pages));
-      await emptyTables(neu, newHistory);
-      await run(neu, 'loader: fresh, pages of 100', () => loaderRun(neu, smallPages));
-      for (const name of SECONDARY) {
-        await emptyTables(neu, newHistory);
-        await neu.pool.query(`DROP INDEX reporting.${name}`);
-        await run(neu, `loader: fresh, without ${name}`, () => loaderRun(neu, pages));
-        await neu.pool.query(indexes.get(name) as string);
-      }
-      await emptyTables(neu, newHistory);
-      for (const t of TRIGGERS) await neu.pool.query(`ALTER TABLE reporting.payments DISABLE TRIGGER ${t}`);
-      await run(neu, 'loader: fresh, without daily-totals triggers', () => loaderRun(neu, pages));
-      for (const t of TRIGGERS) await neu.pool.query(`ALTER TABLE reporting.payments ENABLE TRIGGER ${t}`);
-      // Reading the history back: after fresh + transitions on both sides.
-      await emptyTables(old, oldHistory);
-      await emptyTables(neu, newHistory);
-      await baselineRun(old, pages);
-      await baselineRun(old, moved);
-      await loaderRun(neu, pages);
-      await loaderRun(neu, moved);
-      for (const b of [old, neu]) await b.pool.query('VACUUM ANALYZE');
-      for (const [b, side] of [
-        [old, 'table (015)'],
-        [neu, 'view (016)'],
+      await emptyTables(a, OLD);
+      totals.add('COPY (CSV) into an empty table', await a.measure(() => copyRun(a, csv)), records.length);
+      await emptyTables(a, OLD);
+      psqlWall = await psqlCopyWall(urls[0] as string, csv);
+
+      const main4 = [baseline, noHistory, loader, xmax];
+      await empty(main4);
+      await interleaved(main4, 'fresh table', pages, totals);
+      await interleaved(main4, 'same rows again', pages, totals);
+      await interleaved(main4, 'transitions', moved, totals);
+      for (const [x, side] of [
+        [a, 'table (015)'],
+        [b, 'view (016)'],
       ] as const) {
-        const read = (sql: string) => async () => void (await b.pool.query(sql));
-        await run(b, `read: status history, ${side}`, read('SELECT * FROM reporting.payment_status_history'));
-        await run(
-          b,
-          `read: statuses observed, ${side}`,
-          read('SELECT * FROM reporting.payment_statuses_observed'),
+        await x.pool.query('VACUUM ANALYZE');
+        for (const [name, sql] of [
+          ['status history', 'SELECT * FROM reporting.payment_status_history'],
+          ['statuses observed', 'SELECT * FROM reporting.payment_statuses_observed'],
+        ] as const)
+          totals.add(`read ${name}, ${side}`, await x.measure(async () => void (await x.pool.query(sql))), 1);
+      }
+      await empty([baseline, loader]);
+      await interleaved([baseline, loader], 'pages of 100', smallPages, totals);
+
+      // What each index, the daily-totals triggers and COPY staging cost: the loader on a full schema
+      // beside the loader on a database without that index (or triggers, or with COPY), page by page.
+      const variants: Array<[string, () => Promise<void>, () => Promise<void>]> = [
+        ...SECONDARY.map((name): [string, () => Promise<void>, () => Promise<void>] => [
+          `without ${name}`,
+          async () => void (await e.pool.query(`DROP INDEX reporting.${name}`)),
+          async () => void (await e.pool.query(indexes.get(name) as string)),
+        ]),
+        [
+          'without daily-totals triggers',
+          async () => {
+            for (const t of TRIGGERS)
+              await e.pool.query(`ALTER TABLE reporting.payments DISABLE TRIGGER ${t}`);
+          },
+          async () => {
+            for (const t of TRIGGERS)
+              await e.pool.query(`ALTER TABLE reporting.payments ENABLE TRIGGER ${t}`);
+          },
+        ],
+      ];
+      for (const [label, apply, undo] of variants) {
+        await empty([loader]);
+        await emptyTables(e, NEW);
+        await apply();
+        const variant: Side = { label, b: e, history: NEW, load: (r) => loaderRun(e, [r]) };
+        const reference: Side = { ...loader, label: `loader beside "${label}"` };
+        await interleaved([reference, variant], 'fresh table', pages, totals);
+        await undo();
+      }
+      await empty([loader]);
+      await emptyTables(e, NEW);
+      const client = await e.pool.connect();
+      try {
+        await createStaging(client);
+        const copyMerge: Side = {
+          label: 'COPY to staging + merge',
+          b: e,
+          history: NEW,
+          load: (r) => copyMergePage(client, pageLoad(r)),
+        };
+        await interleaved(
+          [{ ...loader, label: 'loader beside "COPY to staging + merge"' }, copyMerge],
+          'fresh table',
+          pages,
+          totals,
         );
+      } finally {
+        client.release();
       }
     }
 
-    const copyCpu = per1000('COPY (CSV) into an empty table');
-    const copyWall = results.wall('COPY (CSV) into an empty table');
+    const floor = totals.cpu('COPY (CSV) into an empty table');
+    const floorWall = totals.wall('COPY (CSV) into an empty table');
     console.log(
-      `${n.toLocaleString('en-US')} payments, pages of ${options.pageSize}, median of ${options.repeat}, ` +
-        `PostgreSQL at ${server.host}; CPU of the loading connection's server process`,
+      `${options.rows.toLocaleString('en-US')} payments, pages of ${options.pageSize}, ${options.repeat} rounds, ` +
+        `PostgreSQL at ${server.host}. CPU of each loading connection's server process, sides run page by ` +
+        `page in turn; ms per 1000 rows`,
     );
     console.log(
-      `${'scenario'.padEnd(58)} ${'CPU ms/1000'.padStart(11)} ${'÷COPY'.padStart(6)} ${'wall s'.padStart(7)} ${'÷COPY'.padStart(6)}`,
+      `${'scenario'.padEnd(64)} ${'CPU ms'.padStart(7)} ${'÷COPY'.padStart(6)} ${'wall ms'.padStart(8)} ${'÷COPY'.padStart(6)}`,
     );
-    for (const label of results.labels()) {
-      if (label.startsWith('read:')) continue;
-      const cpu = per1000(label);
-      const wall = results.wall(label);
+    for (const label of totals.labels()) {
+      if (label.startsWith('read ')) continue;
+      const cpu = totals.cpu(label);
+      const wall = totals.wall(label);
       console.log(
-        `${label.padEnd(58)} ${cpu.toFixed(2).padStart(11)} ${(cpu / copyCpu).toFixed(2).padStart(6)} ` +
-          `${wall.toFixed(2).padStart(7)} ${(wall / copyWall).toFixed(2).padStart(6)}`,
+        `${label.padEnd(64)} ${cpu.toFixed(2).padStart(7)} ${(cpu / floor).toFixed(2).padStart(6)} ` +
+          `${wall.toFixed(1).padStart(8)} ${(wall / floorWall).toFixed(2).padStart(6)}`,
       );
     }
-    console.log(`psql \\copy (wall, last round): ${psqlWall.toFixed(2)} s`);
-    const b = (l: string) => per1000(`baseline: ${l}`);
-    const l = (x: string) => per1000(`loader: ${x}`);
+    console.log(`psql \\copy of the same rows (wall, last round): ${psqlWall.toFixed(2)} s`);
+    const ratio = (x: string, y: string) => (totals.cpu(x) / totals.cpu(y)).toFixed(2);
     console.log(
-      `baseline split per 1000 fresh rows: status history ${(b('fresh table') - b('fresh, no history insert')).toFixed(2)} ms, ` +
-        `per-id probe ${(b('fresh table') - b('fresh, no per-id probe')).toFixed(2)} ms`,
+      `baseline's status-history insert, fresh: ${(totals.cpu('baseline: fresh table') - totals.cpu('baseline without history insert: fresh table')).toFixed(2)} ms per 1000 rows`,
     );
-    console.log(
-      `loader / baseline CPU: fresh ${(l('fresh table') / b('fresh table')).toFixed(2)}, ` +
-        `same rows again ${(l('same rows again') / b('same rows again')).toFixed(2)}, ` +
-        `transitions ${(l('transitions') / b('transitions')).toFixed(2)}, ` +
-        `pages of 100 ${(l('fresh, pages of 100') / b('fresh, pages of 100')).toFixed(2)}`,
-    );
-    const x = (k: string) => per1000(`upsert classifies (xmax): ${k}`);
-    console.log(
-      `upsert classifies (xmax) / loader CPU: fresh ${(x('fresh table') / l('fresh table')).toFixed(2)}, ` +
-        `same rows again ${(x('same rows again') / l('same rows again')).toFixed(2)}, ` +
-        `transitions ${(x('transitions') / l('transitions')).toFixed(2)}`,
-    );
-    console.log(
-      `what each costs, loader fresh (ms per 1000 rows): ` +
-        [
-          ...SECONDARY.map((x) => [x, `without ${x}`]),
-          ['daily-totals triggers', 'without daily-totals triggers'],
-        ]
-          .map(([name, label]) => `${name} ${(l('fresh table') - l(`fresh, ${label}`)).toFixed(2)}`)
-          .join(', '),
-    );
-    for (const q of ['status history', 'statuses observed'])
+    for (const phase of ['fresh table', 'same rows again', 'transitions', 'pages of 100'])
       console.log(
-        `read ${q}: table (015) ${(results.cpu(`read: ${q}, table (015)`) * 1000).toFixed(0)} ms CPU, ` +
-          `view (016) ${(results.cpu(`read: ${q}, view (016)`) * 1000).toFixed(0)} ms CPU ` +
-          `(${(results.cpu(`read: ${q}, view (016)`) / results.cpu(`read: ${q}, table (015)`)).toFixed(2)}x)`,
+        `loader ÷ baseline, ${phase}: ${ratio(`loader: ${phase}`, `baseline: ${phase}`)}` +
+          (phase === 'pages of 100'
+            ? ''
+            : `; upsert classifies (xmax) ÷ loader: ${ratio(`upsert classifies (xmax): ${phase}`, `loader: ${phase}`)}`),
+      );
+    const costs = [
+      ...SECONDARY.map((n) => `without ${n}`),
+      'without daily-totals triggers',
+      'COPY to staging + merge',
+    ].map(
+      (label) =>
+        `${label.replace(/^without /, '')} ${(totals.cpu(`loader beside "${label}": fresh table`) - totals.cpu(`${label}: fresh table`)).toFixed(2)}`,
+    );
+    console.log(
+      `CPU saved per 1000 fresh rows by each variant (ms, loader beside it; positive: the variant is cheaper): ${costs.join(', ')}`,
+    );
+    for (const name of ['status history', 'statuses observed'])
+      console.log(
+        `read ${name} (CPU per read): table (015) ${(totals.cpu(`read ${name}, table (015)`) / 1000).toFixed(0)} ms, ` +
+          `view (016) ${(totals.cpu(`read ${name}, view (016)`) / 1000).toFixed(0)} ms ` +
+          `(${ratio(`read ${name}, view (016)`, `read ${name}, table (015)`)}x)`,
       );
   } finally {
-    await old.pool.end();
-    await neu.pool.end();
-    if (options.keep) console.log(`kept ${oldUrl} and ${newUrl}`);
-    else {
-      await dropBenchDatabase(oldUrl);
-      await dropBenchDatabase(newUrl);
-    }
+    for (const x of [a, b, c, d, e]) await x.pool.end();
+    if (options.keep) console.log(`kept ${urls.join(', ')}`);
+    else for (const u of urls) await dropBenchDatabase(u);
   }
 }
 
