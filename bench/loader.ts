@@ -127,16 +127,6 @@ async function returningRun(b: Backend, pages: Payment[][]): Promise<void> {
   }
 }
 
-async function copyMergeRun(b: Backend, pages: Payment[][]): Promise<void> {
-  const client = await b.pool.connect();
-  try {
-    await createStaging(client);
-    for (const records of pages) await copyMergePage(client, pageLoad(records));
-  } finally {
-    client.release();
-  }
-}
-
 async function copyRun(b: Backend, csv: string): Promise<void> {
   const columns = [...PAYMENTS.columns.map((c) => c.name), 'source'].join(', ');
   const client = await b.pool.connect();
