@@ -1,7 +1,9 @@
 /**
  * Loads pages of validated records into the warehouse: one statement per page (see page-sql.ts), so a
  * page's rows, status history, rejects and optional window row commit together or not at all, and
- * replaying a page is harmless (upsert on id that only moves forward).
+ * replaying a page is harmless (upsert on id that only moves forward). Of page-sql.ts's two statements
+ * (same writes, same counts) each page gets the one cheaper for what the previous page held: mostly new
+ * records, or records already stored.
  */
 import type pg from 'pg';
 import { silentLogger, type Logger } from '../log.js';
