@@ -1,7 +1,9 @@
 /**
  * Loads pages of validated records into the warehouse: one statement per page (see page-sql.ts), so a
  * page's rows, status history, rejects and optional window row commit together or not at all, and
- * replaying a page is harmless (upsert on id that only moves forward).
+ * replaying a page is harmless (upsert on id that only moves forward). Of page-sql.ts's two statements
+ * (same writes, same counts) each page gets the one cheaper for what the previous page held: mostly new
+ * records, or records already stored.
  */
 import type pg from 'pg';
 import { silentLogger, type Logger } from '../log.js';
@@ -9,7 +11,7 @@ import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
 import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
 import type { SyncWindowRow } from './sync-window-row.js';
-import { pageSql, windowUpsertSql } from './page-sql.js';
+import { newRecordsPageSql, pageSql, windowUpsertSql } from './page-sql.js';
 import {
   jsonColumnIndex,
   paymentRow,
@@ -133,12 +135,31 @@ export function pageParams(page: PageLoad, prepared: PreparedPage, withColumns =
 
 type PageOutcome = StatementOutcome;
 
-const sqlCache = new Map<StreamTable, string>();
-const sqlFor = (table: StreamTable): string => {
-  const cached = sqlCache.get(table) ?? pageSql(table);
-  sqlCache.set(table, cached);
+const sqlCache = new Map<string, string>();
+const sqlFor = (table: StreamTable, mostlyNew: boolean): string => {
+  const key = `${table.table} ${mostlyNew}`;
+  const cached = sqlCache.get(key) ?? (mostlyNew ? newRecordsPageSql(table) : pageSql(table));
+  sqlCache.set(key, cached);
   return cached;
 };
+
+/**
+ * Which of the two page statements (page-sql.ts) suits the next page of a source's stream: both store
+ * and count the same; one is cheaper on new records (a backfill), the other on records already stored
+ * (a re-read). Guessed from the previous page of the same source and stream: mostly inserted, or not.
+ * A wrong guess costs time, never correctness. Starts with "new".
+ */
+const lastPageMostlyNew = new WeakMap<pg.Pool, Map<string, boolean>>();
+function guessMostlyNew(pool: pg.Pool, page: PageLoad): boolean {
+  return lastPageMostlyNew.get(pool)?.get(`${page.source}\u0000${page.stream}`) ?? true;
+}
+function rememberMostlyNew(pool: pg.Pool, page: PageLoad, outcome: StatementOutcome): void {
+  const seen = outcome.inserted + outcome.updated + outcome.unchanged + outcome.stale;
+  if (seen === 0) return;
+  const bySource = lastPageMostlyNew.get(pool) ?? new Map<string, boolean>();
+  lastPageMostlyNew.set(pool, bySource);
+  bySource.set(`${page.source}\u0000${page.stream}`, outcome.inserted * 2 >= seen);
+}
 
 export async function loadPage(
   pool: pg.Pool,
@@ -149,9 +170,10 @@ export async function loadPage(
   if (prepared.rows.length === 0 && prepared.rejects.length === 0 && !page.window) {
     return { inserted: 0, updated: 0, unchanged: 0, stale: 0, rejects: 0, anomalies: 0 };
   }
+  const sql = sqlFor(prepared.table, guessMostlyNew(pool, page));
   const run = (part: Statement) =>
     pool
-      .query<PageOutcome>(sqlFor(prepared.table), statementParams(page, prepared.table, part))
+      .query<PageOutcome>(sql, statementParams(page, prepared.table, part))
       .then((r) => r.rows[0] as PageOutcome);
   const whole: Statement = {
     rows: prepared.rows,
@@ -160,6 +182,7 @@ export async function loadPage(
     window: page.window,
   };
   const { outcome, refused } = await loadIsolating(run, whole);
+  rememberMostlyNew(pool, page, outcome);
   report(page, prepared, outcome, refused, log);
   return {
     inserted: outcome.inserted,

@@ -22,7 +22,10 @@ export interface Column {
 export interface StreamTable {
   stream: Stream;
   table: string;
+  /** The analysts' view: one row per status seen (sql/016). */
   historyTable: string;
+  /** Where statuses after a record's first one are written (its first one is on its own row). */
+  changesTable: string;
   historyKey: string;
   finalStatuses: readonly string[];
   columns: readonly Column[];
@@ -41,6 +44,7 @@ export const PAYMENTS: StreamTable = {
   stream: 'payments',
   table: 'reporting.payments',
   historyTable: 'reporting.payment_status_history',
+  changesTable: 'reporting.payment_status_changes',
   historyKey: 'payment_id',
   finalStatuses: FINAL_PAYMENT_STATUSES,
   columns: [
@@ -64,6 +68,7 @@ export const TRANSFERS: StreamTable = {
   stream: 'transfers',
   table: 'reporting.transfers',
   historyTable: 'reporting.transfer_status_history',
+  changesTable: 'reporting.transfer_status_changes',
   historyKey: 'transfer_id',
   finalStatuses: FINAL_TRANSFER_STATUSES,
   columns: [

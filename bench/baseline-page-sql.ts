@@ -1,0 +1,100 @@
+/**
+ * Today's page statement (before sql/016), frozen here as the benchmark's baseline: bench/loader.ts runs it
+ * on a database migrated up to 015, beside the loader's statement, in the same run. The toggles split its
+ * cost: without the status history insert, and without the per-id classification probe (valid only on a
+ * fresh table, where every row is new).
+ */
+import { incomingSql, REJECT_PARAMS, windowUpsertSql } from '../src/warehouse/page-sql.js';
+import type { StreamTable } from '../src/warehouse/stream-tables.js';
+
+export interface BaselineParts {
+  history?: boolean;
+  classify?: boolean;
+}
+
+const list = (names: readonly string[], prefix = ''): string => names.map((n) => prefix + n).join(', ');
+
+function differs(table: StreamTable, left: string, right: string): string {
+  const compared = table.columns.filter((c) => c.compared).map((c) => c.name);
+  return `(${list(compared, `${left}.`)}) IS DISTINCT FROM (${list(compared, `${right}.`)})`;
+}
+
+export function baselinePageSql(table: StreamTable, parts: BaselineParts = {}): string {
+  const history = parts.history ?? true;
+  const classify = parts.classify ?? true;
+  const incoming = incomingSql(table);
+  const n = table.columns.length;
+  const names = table.columns.map((c) => c.name);
+  const source = `$${n + 1}::text`;
+  const stream = `$${n + 2}::text`;
+  const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…7
+  const finals = `ARRAY[${table.finalStatuses.map((s) => `'${s}'`).join(', ')}]::text[]`;
+  return `
+WITH incoming AS (${incoming}),
+classified AS (
+  SELECT i.*, t.status AS old_status,
+         CASE WHEN ${classify ? 't.id IS NULL' : 'true'} THEN 'inserted'
+              WHEN i.updated_at > t.updated_at THEN 'updated'
+              WHEN i.updated_at < t.updated_at THEN 'stale'
+              WHEN ${differs(table, 'i', 't')} THEN 'updated'
+              ELSE 'unchanged' END AS outcome
+  -- One primary-key probe per incoming id. OFFSET 0 keeps the planner from turning this into a hash
+  -- join over the whole table, which it prefers on young tables and which grows with the table.
+  FROM incoming i LEFT JOIN LATERAL (
+    SELECT * FROM ${table.table} s WHERE ${classify ? 's.id = i.id' : 'false'} OFFSET 0
+  ) t ON true
+),
+written AS (
+  INSERT INTO ${table.table} AS t (${list(names)}, source)
+  SELECT ${list(names)}, ${source} FROM classified
+  WHERE outcome IN ('inserted', 'updated') ORDER BY id
+  ON CONFLICT (id) DO UPDATE SET ${names
+    .filter((c) => c !== 'id')
+    .map((c) => `${c} = EXCLUDED.${c}`)
+    .join(', ')}, source = EXCLUDED.source, synced_at = now()
+  WHERE EXCLUDED.updated_at > t.updated_at
+     OR (EXCLUDED.updated_at = t.updated_at AND ${differs(table, 'EXCLUDED', 't')})
+  RETURNING 1
+),
+touched AS (
+  -- A transfer first loaded before its source's organisation was known gets it on the next sighting.
+  UPDATE ${table.table} t SET synced_at = now(), organization_id = coalesce(t.organization_id, c.organization_id)
+  FROM classified c WHERE c.id = t.id AND c.outcome IN ('unchanged', 'stale')
+  RETURNING 1
+),
+history AS (
+  INSERT INTO ${table.historyTable} (${table.historyKey}, status, updated_at, source)
+  SELECT id, status, updated_at, ${source} FROM classified
+  WHERE ${history ? 'old_status IS DISTINCT FROM status' : 'false'} ORDER BY id
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+),
+rejected AS (
+  INSERT INTO reporting.sync_rejects AS r
+    (source, stream, record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
+  SELECT ${source}, ${stream}, x.record_id, x.raw, x.raw_text, x.raw_hash, x.reason, x.raw_bytes, x.raw_truncated
+  FROM unnest(${r(1)}::text[], ${r(2)}::jsonb[], ${r(3)}::text[], ${r(4)}::text[], ${r(5)}::text[],
+              ${r(6)}::bigint[], ${r(7)}::boolean[])
+       AS x(record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
+  ON CONFLICT (source, stream, raw_hash) DO UPDATE
+    SET last_seen_at = now(), times_seen = r.times_seen + 1, reason = EXCLUDED.reason
+  RETURNING 1
+),
+resolved AS (
+  UPDATE reporting.sync_rejects r SET resolved_at = now()
+  FROM incoming i
+  WHERE r.source = ${source} AND r.stream = ${stream} AND r.record_id = i.id
+    AND r.resolved_at IS NULL AND r.raw_hash <> ALL(${r(4)}::text[])
+  RETURNING 1
+),
+windowed AS (${windowUpsertSql((k) => `$${n + 2 + REJECT_PARAMS + k}`, true)})
+SELECT count(*) FILTER (WHERE outcome = 'inserted')::int AS inserted,
+       count(*) FILTER (WHERE outcome = 'updated')::int AS updated,
+       count(*) FILTER (WHERE outcome = 'unchanged')::int AS unchanged,
+       count(*) FILTER (WHERE outcome = 'stale')::int AS stale,
+       coalesce(jsonb_agg(jsonb_build_object('id', id, 'from', old_status, 'to', status))
+         FILTER (WHERE outcome = 'updated' AND old_status = ANY(${finals})
+                 AND NOT status = ANY(${finals})), '[]'::jsonb) AS anomalies,
+       (SELECT count(*) FROM resolved)::int AS resolved
+FROM classified`;
+}
