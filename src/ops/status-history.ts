@@ -4,7 +4,7 @@
  *   live tick's result (records, incomplete windows, the payments checkpoint it reached), each backfill
  *   item's records, each job that failed for good;
  * - reporting.sync_rejects: when each quarantined record was first seen.
- * Lag is rebuilt at each quarter hour as that moment minus the checkpoint the latest tick before it had
+ * Lag is rebuilt at each quarter hour and at each tick's end as that moment minus the checkpoint the latest tick before it had
  * reached (a transfers tick that completes moves the checkpoint to its start minus SETTLE_LAG, tick.ts);
  * the last point is the live checkpoint's lag. A moment no tick precedes within the 24 h has no point.
  */
@@ -163,14 +163,18 @@ function checkpointsOf(input: HistoryInput): Map<string, Array<{ at: number; che
   return out;
 }
 
+/** Lag at every quarter hour and at every tick's end (its lag just after it), then the live lag now. */
 function lagSeries(input: HistoryInput): Series[] {
   const reached = checkpointsOf(input);
   return input.streams.map((s) => {
     const events = reached.get(`${s.source}/${s.stream}`) ?? [];
+    const moments = new Set<number>();
+    for (let t = input.from; t < input.to; t += LAG_STEP) moments.add(t);
+    for (const e of events) if (e.at >= input.from && e.at < input.to) moments.add(e.at);
     const points: Point[] = [];
     let i = -1;
     let best = -Infinity;
-    for (let t = input.from; t < input.to; t += LAG_STEP) {
+    for (const t of [...moments].sort((a, b) => a - b)) {
       while (i + 1 < events.length && (events[i + 1] as { at: number }).at <= t) {
         i += 1;
         best = Math.max(best, (events[i] as { checkpoint: number }).checkpoint); // never backwards

@@ -140,6 +140,10 @@ function chartsSection(h: History, zone: string): string {
   ].join('\n');
 }
 
+function etaWords(ms: number): string {
+  return ms < 60_000 ? 'under a minute left' : `about ${peopleDuration(ms / 1000)} left`;
+}
+
 function backfillItem(b: BackfillView, now: Date): string {
   const finished = b.done + b.failed + b.cancelled;
   const pace = paceOf(b, now);
