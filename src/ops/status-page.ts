@@ -153,9 +153,7 @@ function backfillItem(b: BackfillView, now: Date): string {
         ? 'no progress yet'
         : ''
       : `${pace.perHour >= 10 ? Math.round(pace.perHour) : pace.perHour.toFixed(1)} windows per hour` +
-        (pace.etaMs !== null && b.state === 'running'
-          ? `; about ${peopleDuration(pace.etaMs / 1000)} left`
-          : '');
+        (pace.etaMs !== null && b.state === 'running' ? `; ${etaWords(pace.etaMs)}` : '');
   const failed = b.failedItems.length
     ? `<ul class="failed-items">${b.failedItems.map((f) => `<li>${escapeHtml(f.label)}: ${escapeHtml(f.detail ?? 'failed')}</li>`).join('')}</ul>`
     : '';
