@@ -51,12 +51,15 @@ export async function coveringWindows(
   range: Window,
   settleLagMs: number,
 ): Promise<CoveringWindow[]> {
+  // Windows sharing a start count once, with their furthest end: the union is the same, and a year of
+  // transfers scans (one row per tick, all starting at the same instant) comes back as one row.
   const { rows } = await db.query<{ source: string; stream: string; s: Date; e: Date }>(
     `SELECT source, stream, window_start AS s,
-            least(window_end, fetched_at - $4 * interval '1 millisecond') AS e
+            max(least(window_end, fetched_at - $4 * interval '1 millisecond')) AS e
        FROM reporting.sync_windows
       WHERE source = ANY($1::text[]) AND outcome = 'complete' AND window_end > $2
-        AND window_start < $3 AND least(window_end, fetched_at - $4 * interval '1 millisecond') > $2`,
+        AND window_start < $3 AND least(window_end, fetched_at - $4 * interval '1 millisecond') > $2
+      GROUP BY source, stream, window_start`,
     [sources, range.start, range.end, settleLagMs],
   );
   return rows.map((r) => ({ source: r.source, stream: r.stream, start: r.s.getTime(), end: r.e.getTime() }));
