@@ -6,6 +6,9 @@
  * sync log of live sync every 5 minutes (a payments window per day re-read, split in 24 parts, and a
  * transfers scan row per tick: 105,000 a year), a pack version and a reconcile run per day with its
  * records, quarantined records, and finished backfills; the queue holds a day of tick results (576 jobs).
+ * The history is inserted in SQL rather than made by paysync's own paths because a year of it cannot be
+ * made by running paysync for a year; its shapes follow what those paths write (the sync log's rows, the
+ * manifests' fields, a reconcile run's rows and records). `--parts` also prints each gathering's time.
  * Each round requests every variant once, alternating; figures are medians over the rounds.
  */
 import { randomBytes } from 'node:crypto';
