@@ -15,6 +15,7 @@ import { RESULT_DAYS, type PaysyncMetrics } from './metrics.js';
 import { mismatchesByDay, recentReconcileResults } from './reconcile-results.js';
 import { metricsApp } from './metrics-app.js';
 import { gatherStatus } from './status-data.js';
+import { gatherStatusPage } from './status-gather.js';
 
 export interface OpsDeps {
   runtime: Runtime;
@@ -92,6 +93,8 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
         queue,
         pool: runtime.pool,
         status,
+        extras: (data) =>
+          gatherStatusPage({ pool: runtime.pool, queue, settings, now: () => new Date() }, data),
         token: settings.DASHBOARD_TOKEN,
         host: settings.DASHBOARD_HOST,
         allowedHosts: settings.DASHBOARD_ALLOWED_HOSTS,

@@ -18,6 +18,8 @@ export interface StreamStatus {
   incompleteWindows: Array<{ window: string; detail: string }>;
   lastSuccessAt: string | null;
   lastError: string | null;
+  /** When the last error happened (ISO), to tell a stream failing now from one that failed and recovered. */
+  lastErrorAt: string | null;
   openRejects: number;
 }
 
@@ -57,6 +59,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
         lastError: s.lastError
           ? `${s.lastError.at.toISOString()} ${s.lastError.code}: ${s.lastError.message}`
           : null,
+        lastErrorAt: s.lastError?.at.toISOString() ?? null,
         openRejects: rejects.get(`${source.name}/${stream}`) ?? 0,
       });
     }

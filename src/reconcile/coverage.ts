@@ -32,31 +32,63 @@ export interface StreamCoverage {
   gap: { from: Date; to: Date } | null;
 }
 
+/** A complete window of the sync log, as far as it vouches (end capped at its fetch time minus SETTLE_LAG). */
+export interface CoveringWindow {
+  source: string;
+  stream: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Every complete window that vouches for part of [from, to): one query for any number of days (the status
+ * page's calendar asks for 35 at once). `window_end > from` repeats what the capped end implies, so the
+ * (source, stream, window_end) index can serve the range.
+ */
+export async function coveringWindows(
+  db: Pool | PoolClient,
+  sources: readonly string[],
+  range: Window,
+  settleLagMs: number,
+): Promise<CoveringWindow[]> {
+  // Windows sharing a start count once, with their furthest end: the union is the same, and a year of
+  // transfers scans (one row per tick, all starting at the same instant) comes back as one row.
+  const { rows } = await db.query<{ source: string; stream: string; s: Date; e: Date }>(
+    `SELECT source, stream, window_start AS s,
+            max(least(window_end, fetched_at - $4 * interval '1 millisecond')) AS e
+       FROM reporting.sync_windows
+      WHERE source = ANY($1::text[]) AND outcome = 'complete' AND window_end > $2
+        AND window_start < $3 AND least(window_end, fetched_at - $4 * interval '1 millisecond') > $2
+      GROUP BY source, stream, window_start`,
+    [sources, range.start, range.end, settleLagMs],
+  );
+  return rows.map((r) => ({ source: r.source, stream: r.stream, start: r.s.getTime(), end: r.e.getTime() }));
+}
+
+/** Per source and stream, the first part of `day` these windows leave uncovered. Pure. */
+export function coverageOf(
+  windows: readonly CoveringWindow[],
+  sources: readonly string[],
+  day: Window,
+): StreamCoverage[] {
+  const out: StreamCoverage[] = [];
+  for (const source of sources) {
+    for (const stream of ['payments', 'transfers'] as const) {
+      const spans = windows.filter((w) => w.source === source && w.stream === stream);
+      const gap = firstGap(spans, day.start.getTime(), day.end.getTime());
+      out.push({ source, stream, gap: gap && { from: new Date(gap.start), to: new Date(gap.end) } });
+    }
+  }
+  return out;
+}
+
 export async function dayCoverage(
   db: Pool | PoolClient,
   sources: readonly string[],
   day: Window,
   settleLagMs: number,
 ): Promise<StreamCoverage[]> {
-  const { rows } = await db.query<{ source: string; stream: string; s: Date; e: Date }>(
-    `SELECT source, stream, window_start AS s,
-            least(window_end, fetched_at - $4 * interval '1 millisecond') AS e
-       FROM reporting.sync_windows
-      WHERE source = ANY($1::text[]) AND outcome = 'complete'
-        AND window_start < $3 AND least(window_end, fetched_at - $4 * interval '1 millisecond') > $2`,
-    [sources, day.start, day.end, settleLagMs],
-  );
-  const out: StreamCoverage[] = [];
-  for (const source of sources) {
-    for (const stream of ['payments', 'transfers'] as const) {
-      const spans = rows
-        .filter((r) => r.source === source && r.stream === stream)
-        .map((r) => ({ start: r.s.getTime(), end: r.e.getTime() }));
-      const gap = firstGap(spans, day.start.getTime(), day.end.getTime());
-      out.push({ source, stream, gap: gap && { from: new Date(gap.start), to: new Date(gap.end) } });
-    }
-  }
-  return out;
+  return coverageOf(await coveringWindows(db, sources, day, settleLagMs), sources, day);
 }
 
 /** `export --day D` of a day sync does not cover yet, without --allow-incomplete. Exit 1. */

@@ -47,6 +47,7 @@ import {
 import { writeCsvFile, writeSmallCsv, type WrittenFile } from './pack-writer.js';
 import { writePackWorkbook } from './pack-xlsx.js';
 import { withDayLock } from './pack-lock.js';
+import { packState } from './pack-state.js';
 import { latestReconcile } from './reconcile-store.js';
 import { writeDifferences, writeRejects } from './pack-rejects.js';
 import { changesSinceSnapshot } from './restatement.js';
@@ -159,11 +160,7 @@ async function writeSummary(
   return { summary, totals: { payments: total('payments'), transfers: total('transfers') } };
 }
 
-/**
- * The day's state (manifest.ts PackState): `incomplete` while sync does not cover the day, else `final`
- * only when every record is final (or the settle horizon passed) and the last reconcile found no
- * unexplained difference; `provisional` otherwise, with the reason.
- */
+/** The day's state by the one rule (pack-state.ts), from the facts in the export's snapshot. */
 async function stateOf(
   client: PoolClient,
   range: [Date, Date],
@@ -171,27 +168,11 @@ async function stateOf(
   reconcile: Manifest['reconcile'],
 ): Promise<Pick<Manifest, 'state' | 'stateReason'>> {
   const gaps = describeGaps(job.coverage);
-  if (gaps) return { state: 'incomplete', stateReason: `not covered by sync: ${gaps}` };
+  if (gaps) return packState({ day: job.day, gaps, openRecords: 0, horizonPassed: false, reconcile });
   const { rows } = await client.query(OPEN_RECORDS_SQL, range);
-  const open = (rows[0].payments as number) + (rows[0].transfers as number);
+  const openRecords = (rows[0].payments as number) + (rows[0].transfers as number);
   const horizonPassed = job.now.getTime() > range[1].getTime() + job.horizonMs;
-  const notYet: string[] = [];
-  if (open > 0 && !horizonPassed) notYet.push(`${open} record(s) not yet in a final state`);
-  if (!reconcile) notYet.push(`not reconciled yet: run \`paysync reconcile --day ${job.day}\``);
-  else if (reconcile.mismatches > 0) {
-    notYet.push(
-      `the last reconcile (${reconcile.checkedAt}) found ${reconcile.mismatches} row(s) with unexplained differences`,
-    );
-  }
-  if (notYet.length > 0) return { state: 'provisional', stateReason: notYet.join('; ') };
-  const settled =
-    open === 0
-      ? 'every record is in a final state'
-      : `the settle horizon passed with ${open} record(s) not final`;
-  return {
-    state: 'final',
-    stateReason: `covered by sync, ${settled}, reconciled with no unexplained difference`,
-  };
+  return packState({ day: job.day, gaps, openRecords, horizonPassed, reconcile });
 }
 
 export async function exportDay(

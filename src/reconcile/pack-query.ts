@@ -137,6 +137,20 @@ export const OPEN_RECORDS_SQL = `
          (SELECT count(*) FROM reporting.transfers WHERE created_at >= $1 AND created_at < $2
              AND status NOT IN ('COMPLETE', 'FAILED'))::bigint AS transfers`;
 
+/**
+ * OPEN_RECORDS_SQL for many days at once ($1, $2: the range; $3: REPORT_TIMEZONE): per local day, the
+ * records not yet in a final state (the status page's calendar). The same statuses as above: keep the two
+ * together.
+ */
+export const OPEN_RECORDS_BY_DAY_SQL = `
+  SELECT day, sum(n)::bigint AS open FROM (
+    SELECT (created_at AT TIME ZONE $3)::date::text AS day, count(*) AS n FROM reporting.payments
+     WHERE created_at >= $1 AND created_at < $2 AND status NOT IN ('COMPLETE', 'FAILED', 'TIMEOUT') GROUP BY 1
+    UNION ALL
+    SELECT (created_at AT TIME ZONE $3)::date::text, count(*) FROM reporting.transfers
+     WHERE created_at >= $1 AND created_at < $2 AND status NOT IN ('COMPLETE', 'FAILED') GROUP BY 1
+  ) o GROUP BY day`;
+
 const DIFF = `
   WITH cur AS (${DAY_RECORDS}),
        snap AS (SELECT stream, id, status, amount, updated_at FROM reporting.export_snapshot WHERE day = $3)

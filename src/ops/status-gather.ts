@@ -1,0 +1,45 @@
+/**
+ * Everything the status page shows beyond `paysync status`'s data, gathered at once: the calendar of days,
+ * the last 24 hours, the backfills. Reads PostgreSQL and the queue; never writes.
+ */
+import type { Queue } from 'bullmq';
+import type { Pool } from 'pg';
+import type { Settings } from '../config/settings.js';
+import { gatherBackfills, type BackfillView } from './status-backfills.js';
+import { gatherCalendar, type CalendarDay } from './status-calendar.js';
+import type { StatusData } from './status-data.js';
+import { gatherHistory, type History } from './status-history.js';
+
+export interface StatusPageExtras {
+  zone: string;
+  calendar: CalendarDay[];
+  history: History;
+  backfills: BackfillView[];
+}
+
+export interface StatusPageDeps {
+  pool: Pool;
+  queue: Pick<Queue, 'getJobs'>;
+  settings: Pick<Settings, 'sources' | 'REPORT_TIMEZONE' | 'SETTLE_LAG' | 'SETTLE_HORIZON'>;
+  now: () => Date;
+}
+
+export async function gatherStatusPage(deps: StatusPageDeps, status: StatusData): Promise<StatusPageExtras> {
+  const now = deps.now();
+  const s = deps.settings;
+  const [calendar, history, backfills] = await Promise.all([
+    gatherCalendar(
+      deps.pool,
+      {
+        sources: s.sources.map((x) => x.name),
+        zone: s.REPORT_TIMEZONE,
+        settleLagMs: s.SETTLE_LAG,
+        horizonMs: s.SETTLE_HORIZON,
+      },
+      now,
+    ),
+    gatherHistory({ pool: deps.pool, queue: deps.queue, settleLagMs: s.SETTLE_LAG }, status.streams, now),
+    gatherBackfills(deps.pool, now),
+  ]);
+  return { zone: s.REPORT_TIMEZONE, calendar, history, backfills };
+}
