@@ -65,7 +65,10 @@ function explain(label: string, cpu: CpuSplit, cpuLine: string, goalWall: number
   const lines = [
     `${label}: ${cpuLine}`,
     `  to meet the goal (${seconds(goalWall)}) these ${cpus().length} cores allow ${seconds(budget)} of CPU in all: ` +
-      `${Math.round((100 * budget) / used)}% of what this backfill used`,
+      `${Math.round((100 * budget) / used)}% of what this backfill used` +
+      (budget >= used
+        ? ' (so its wall time was not set by its own CPU: waiting, or other work on the machine)'
+        : ''),
   ];
   const [profile] = newProfiles(sinceMs);
   if (profile) {
