@@ -5,7 +5,9 @@
  */
 import { generatePayments } from '../src/sim/data.js';
 import { paymentJson } from '../src/sim/records.js';
+import { parse as parseLossless } from 'lossless-json';
 import { parseExactJson } from '../src/upstream/exact-json.js';
+import { readJsonCarefully } from '../src/upstream/json-reader.js';
 import { toListPage } from '../src/upstream/list-page.js';
 import { validatePayments } from '../src/upstream/schemas.js';
 import { preparePage } from '../src/warehouse/loader.js';
@@ -52,7 +54,10 @@ function time(label: string, texts: string[], fn: (text: string) => unknown): nu
 
 const texts = bodies();
 const bare = time('JSON.parse', texts, (t) => JSON.parse(t));
-time('parseExactJson', texts, (t) => parseExactJson(t));
+time('parseExactJson (scan + JSON.parse)', texts, (t) => parseExactJson(t));
+// one-pass alternatives that keep every number exact, for comparison
+time('lossless-json parse (one pass)', texts, (t) => parseLossless(t));
+time('careful reader (one pass, json-reader.ts)', texts, (t) => readJsonCarefully(t));
 const full = time('parse + list page + validatePayments', texts, (t) => {
   const page = toListPage(parseExactJson(t), { page: 0, size: PAGE });
   if (!page.ok) throw new Error(page.detail);
