@@ -19,7 +19,7 @@ import { migrate } from '../../src/warehouse/migrate.js';
 import { createPool } from '../../src/warehouse/pool.js';
 import { createQueue } from '../../jobs/queue.js';
 import { dropBenchDatabase } from '../bench-db.js';
-import { cpuMeter, type CpuSplit } from './cpu.js';
+import { cpuMeter, withDatabaseCpu, type CpuSplit } from './cpu.js';
 import { startSimProcess, startWorkerProcess, type SimProc } from './processes.js';
 
 export interface BackfillSpec {
@@ -115,15 +115,17 @@ export async function runBackfill(
       sim.pid,
     );
     const started = process.hrtime.bigint();
-    await enqueueBackfill(queue, jobs);
-    for (;;) {
-      const p = await backfillProgress(queue, jobs);
-      if (p.failed.length) throw new Error(`backfill failed: ${JSON.stringify(p.failed.slice(0, 3))}`);
-      if (p.done >= p.total) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const { postgresOwn } = await withDatabaseCpu(databaseUrl, async () => {
+      await enqueueBackfill(queue, jobs);
+      for (;;) {
+        const p = await backfillProgress(queue, jobs);
+        if (p.failed.length) throw new Error(`backfill failed: ${JSON.stringify(p.failed.slice(0, 3))}`);
+        if (p.done >= p.total) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const cpu = cpuSinceStart();
+    const cpu = { ...cpuSinceStart(), postgresOwn };
     const peakRssMb = Math.max(...workers.map((w) => w.peakRssMb()));
     const pool = createPool(databaseUrl);
     const { rows } = await pool.query<{ rows: number; runs: number; windows: number }>(
@@ -159,12 +161,13 @@ export async function runBackfill(
   }
 }
 
-/** Baseline (a): the same pages fetched by a bare loop that only parses JSON. */
+/** Baseline (a): the same pages fetched by a bare loop that only parses JSON (`cpu`: this process's). */
 export async function bareHttpLoop(
   simUrl: string,
   spec: BackfillSpec,
-): Promise<{ seconds: number; items: number }> {
+): Promise<{ seconds: number; items: number; cpu: number }> {
   const [from, to] = benchDays(spec.days);
+  const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   let items = 0;
   for (const window of dayWindows(from, to, 'UTC')) {
@@ -177,13 +180,23 @@ export async function bareHttpLoop(
       if (data.length === 0) break;
     }
   }
-  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, items };
+  const cpu = process.cpuUsage(cpuBefore);
+  return {
+    seconds: Number(process.hrtime.bigint() - started) / 1e9,
+    items,
+    cpu: (cpu.user + cpu.system) / 1e6,
+  };
 }
 
 const run = promisify(execFile);
 
-/** Baseline (b): `psql \copy` of the warehouse's rows, as CSV, into an identical empty table. */
-export async function psqlCopyBaseline(databaseUrl: string): Promise<{ seconds: number }> {
+/**
+ * Baseline (b): `psql \copy` of the warehouse's rows, as CSV, into an identical empty table (`postgresOwn`:
+ * the CPU its backend used).
+ */
+export async function psqlCopyBaseline(
+  databaseUrl: string,
+): Promise<{ seconds: number; postgresOwn: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'paysync-bench-'));
   const file = join(dir, 'payments.csv');
   const psql = (sql: string) =>
@@ -192,8 +205,10 @@ export async function psqlCopyBaseline(databaseUrl: string): Promise<{ seconds: 
     await psql(`\\copy reporting.payments TO '${file}' WITH (FORMAT csv)`);
     await psql('CREATE TABLE public.payments_copy (LIKE reporting.payments INCLUDING ALL)');
     const started = process.hrtime.bigint();
-    await psql(`\\copy public.payments_copy FROM '${file}' WITH (FORMAT csv)`);
-    return { seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+    const { postgresOwn } = await withDatabaseCpu(databaseUrl, () =>
+      psql(`\\copy public.payments_copy FROM '${file}' WITH (FORMAT csv)`),
+    );
+    return { seconds: Number(process.hrtime.bigint() - started) / 1e9, postgresOwn };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

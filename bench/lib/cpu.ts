@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import pg from 'pg';
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
@@ -35,13 +36,45 @@ export function postgresCpuSeconds(): number {
 
 export interface CpuSplit {
   worker: number;
+  /** Every PostgreSQL process of the machine (other work on a shared server counts too). */
   postgres: number;
   simulator: number;
+  /** Only the backends connected to the benchmark's own database (NaN when not sampled). */
+  postgresOwn: number;
+}
+
+/**
+ * CPU of the PostgreSQL backends connected to one database, however many open and close: the caller
+ * samples (`sample()`, every ~100 ms) which backends serve it (pg_stat_activity) and their CPU so far; a
+ * backend's CPU is counted from when it was first seen (new ones from their start). What a backend uses
+ * after its last sample before it exits, and the server's shared helpers (WAL writer, checkpointer), are
+ * not counted; on a machine shared with other PostgreSQL work this is still the truer figure.
+ */
+export class DatabaseCpu {
+  private readonly first = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+
+  constructor(private readonly pids: () => Promise<number[]>) {}
+
+  async sample(initial = false): Promise<void> {
+    for (const pid of await this.pids()) {
+      const used = processCpuSeconds(pid);
+      if (!Number.isFinite(used)) continue;
+      if (!this.first.has(pid)) this.first.set(pid, initial ? used : 0);
+      this.last.set(pid, used);
+    }
+  }
+
+  seconds(): number {
+    let sum = 0;
+    for (const [pid, used] of this.last) sum += used - (this.first.get(pid) ?? 0);
+    return sum;
+  }
 }
 
 /** Starts measuring: the returned function gives the CPU each part has used since. */
 export function cpuMeter(workerPids: readonly number[], simulatorPid: number): () => CpuSplit {
-  const now = (): CpuSplit => ({
+  const now = (): Omit<CpuSplit, 'postgresOwn'> => ({
     worker: workerPids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
     postgres: postgresCpuSeconds(),
     simulator: processCpuSeconds(simulatorPid),
@@ -53,6 +86,7 @@ export function cpuMeter(workerPids: readonly number[], simulatorPid: number): (
       worker: end.worker - start.worker,
       postgres: end.postgres - start.postgres,
       simulator: end.simulator - start.simulator,
+      postgresOwn: NaN,
     };
   };
 }
@@ -63,8 +97,49 @@ export function describeCpu(split: CpuSplit, wallSeconds: number): string {
   const cores = cpus().length;
   const busy = Math.round((100 * total) / (cores * wallSeconds));
   const s = (n: number) => `${n.toFixed(1)} s`;
+  const own = Number.isFinite(split.postgresOwn)
+    ? ` (its own database's backends ${s(split.postgresOwn)})`
+    : '';
   return (
-    `CPU: worker ${s(split.worker)}, PostgreSQL ${s(split.postgres)}, simulator ${s(split.simulator)}; ` +
+    `CPU: worker ${s(split.worker)}, PostgreSQL ${s(split.postgres)}${own}, simulator ${s(split.simulator)}; ` +
     `${s(total)} in ${s(wallSeconds)} of wall time on ${cores} cores (${busy}% busy)`
   );
+}
+
+/**
+ * Runs `work` while sampling the CPU of the PostgreSQL backends connected to `databaseUrl`'s database
+ * (DatabaseCpu; the sampling connection goes to the `postgres` database, so it is not counted).
+ */
+export async function withDatabaseCpu<T>(
+  databaseUrl: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; postgresOwn: number }> {
+  const database = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  const meter = new DatabaseCpu(async () => {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = $1',
+      [database],
+    );
+    return rows.map((r) => r.pid);
+  });
+  let sampling = Promise.resolve();
+  const timer = setInterval(() => {
+    sampling = sampling.then(() => meter.sample()).catch(() => undefined);
+  }, 100);
+  try {
+    await meter.sample(true);
+    const result = await work();
+    clearInterval(timer);
+    await sampling;
+    await meter.sample();
+    return { result, postgresOwn: meter.seconds() };
+  } finally {
+    clearInterval(timer);
+    await sampling;
+    await client.end();
+  }
 }

@@ -48,9 +48,15 @@ function emptyTally(): Tally {
   };
 }
 
-/** Adds a read; returns how many ids it brought that the earlier reads had not. */
+/**
+ * Adds a read; returns how many ids it brought that the earlier reads had not. The first read's set becomes
+ * the tally's instead of being copied (a window's set holds up to 100k ids: the copy was a second set in
+ * memory and about 1% of a backfill's CPU); nothing reads that outcome's ids afterwards.
+ */
 function merge(t: Tally, read: ReadOutcome): number {
-  const added = t.ids.merge(read.ids);
+  const adopt = t.reads === 0 && t.ids.size === 0;
+  if (adopt) t.ids = read.ids;
+  const added = adopt ? read.ids.ids.size : t.ids.merge(read.ids);
   if (read.maxTotal !== null) t.maxTotal = Math.max(t.maxTotal ?? 0, read.maxTotal);
   t.records += read.records;
   t.rejects += read.rejects;

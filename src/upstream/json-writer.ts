@@ -34,9 +34,49 @@ function scalar(value: unknown): string | undefined {
 const isContainer = (v: unknown): v is object =>
   v !== null && typeof v === 'object' && !(v instanceof LosslessNumber);
 
+/** Deepest value handed to JSON.stringify (far below where its recursion could overflow the stack). */
+const NATIVE_DEPTH = 64;
+
+/**
+ * Whether JSON.stringify writes `value` exactly as the walk below would: only plain objects and arrays,
+ * strings, finite or non-finite numbers, booleans and null, at most NATIVE_DEPTH levels deep. Anything else
+ * (a LosslessNumber, a bigint, an object with a prototype of its own and maybe a toJSON) goes the long way.
+ * Iterative; allocates only its stack.
+ */
+function plainJson(value: object): boolean {
+  const stack: unknown[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    const depth = depths.pop() as number;
+    if (v === null || typeof v !== 'object') {
+      const t = typeof v;
+      if (t === 'string' || t === 'number' || t === 'boolean' || v === null || t === 'undefined') continue;
+      return false;
+    }
+    if (depth > NATIVE_DEPTH) return false;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        stack.push(v[i]);
+        depths.push(depth + 1);
+      }
+      continue;
+    }
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return false;
+    for (const key in v) {
+      stack.push((v as Record<string, unknown>)[key]);
+      depths.push(depth + 1);
+    }
+  }
+  return true;
+}
+
 /** The JSON text of `value` (undefined when JSON.stringify would give undefined). Never recurses. */
 export function writeJson(value: unknown): string | undefined {
   if (!isContainer(value)) return scalar(value);
+  // the common record: JSON.stringify is native and several times faster than the walk below
+  if (plainJson(value)) return JSON.stringify(value);
   const out: string[] = [];
   const stack: Frame[] = [];
   const open = (v: object) => {

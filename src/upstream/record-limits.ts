@@ -114,3 +114,39 @@ export function rawRecordProblem(raw: unknown): RawFinding | null {
   }
   return duplicate === null ? null : { reason: duplicate, storableAsJsonb: true };
 }
+
+/** Running totals of the walk in `withinLimits` (module state: the walk is synchronous and not re-entered). */
+let seenValues = 0;
+let seenChars = 0;
+
+function plainValue(value: unknown, depth: number): boolean {
+  if (++seenValues > MAX_VALUES) return false;
+  if (typeof value === 'string') {
+    seenChars += value.length;
+    return !SUSPECT.test(value);
+  }
+  if (value === null || typeof value !== 'object') return true;
+  if (value instanceof LosslessNumber || depth > MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!plainValue(value[i], depth + 1)) return false;
+    return seenChars <= MAX_TEXT_CHARS;
+  }
+  if (duplicateKeysOf(value).length > 0) return false;
+  for (const key of Object.keys(value)) {
+    seenChars += key.length;
+    if (SUSPECT.test(key) || !plainValue((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return seenChars <= MAX_TEXT_CHARS;
+}
+
+/**
+ * True only when `rawRecordProblem(raw)` is null, found without building a visit or a path per value (the
+ * full walk allocated one object per value of every record). False means "look closer": a limit passed,
+ * suspect text, a duplicate key, or any LosslessNumber (whose range the full walk judges). Its recursion
+ * stops at MAX_DEPTH + 1 levels, so a hostile depth costs no stack.
+ */
+export function withinLimits(raw: unknown): boolean {
+  seenValues = 0;
+  seenChars = 0;
+  return plainValue(raw, 1) && seenChars <= MAX_TEXT_CHARS;
+}

@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import { decimalText, isLosslessNumber, LosslessNumber } from './exact-json.js';
-import { rawRecordProblem } from './record-limits.js';
+import { rawRecordProblem, withinLimits } from './record-limits.js';
 import { MAX_KEY_BYTES, storableProblem } from './storable.js';
 
 export const PAYMENT_STATUSES = ['INIT', 'PENDING', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
@@ -151,7 +151,7 @@ export function validateItems<S extends z.ZodType>(
   const valid: z.output<S>[] = [];
   const rejects: RejectedRecord[] = [];
   for (const raw of items) {
-    const limit = rawRecordProblem(raw);
+    const limit = withinLimits(raw) ? null : rawRecordProblem(raw);
     if (limit) {
       rejects.push({ raw, reason: limit.reason, id: idOf(raw) });
       continue;
@@ -184,7 +184,17 @@ const transferStorable = (t: Transfer): string | null =>
     keys: { id: t.id, reference: t.reference },
   });
 
+/**
+ * The record schemas as zod 4 compiles them (`z.compile`): a generated function checks and builds the
+ * output in one go, and any record it does not accept is handed to the ordinary parser, so a reject's
+ * reason is word for word what the schema says (test/schema-compiled.test.ts compares both on hostile
+ * records). zod's own compiler rather than a hand-written check: one source of the shapes, kept by zod.
+ * The schema pass was about 6% of a backfill's worker CPU.
+ */
+const CompiledPaymentSchema = z.compile(PaymentSchema);
+const CompiledTransferSchema = z.compile(TransferSchema);
+
 export const validatePayments = (items: readonly unknown[]): ValidatedItems<Payment> =>
-  validateItems(PaymentSchema, items, paymentStorable);
+  validateItems(CompiledPaymentSchema, items, paymentStorable);
 export const validateTransfers = (items: readonly unknown[]): ValidatedItems<Transfer> =>
-  validateItems(TransferSchema, items, transferStorable);
+  validateItems(CompiledTransferSchema, items, transferStorable);

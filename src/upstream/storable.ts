@@ -34,7 +34,8 @@ export function timestampProblem(text: string): string | null {
 }
 
 function keyProblem(value: string | null): string | null {
-  if (value === null) return null;
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: most keys need no count
+  if (value === null || value.length <= MAX_KEY_BYTES / 3) return null;
   const bytes = Buffer.byteLength(value, 'utf8');
   return bytes > MAX_KEY_BYTES ? `is ${bytes} bytes long (at most ${MAX_KEY_BYTES}: it is indexed)` : null;
 }
