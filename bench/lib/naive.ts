@@ -26,7 +26,7 @@ export async function naiveVersusLoader(rows: number): Promise<{ naive: number; 
       await pool.query(ONE_ROW, paymentRow(p));
     }
     const naive = Number(process.hrtime.bigint() - started) / 1e9;
-    await pool.query('TRUNCATE reporting.payments, reporting.payment_status_history');
+    await pool.query('TRUNCATE reporting.payments, reporting.payment_status_changes');
     started = process.hrtime.bigint();
     for (let i = 0; i < records.length; i += 1000) {
       await loadPage(pool, {

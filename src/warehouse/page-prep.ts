@@ -45,6 +45,10 @@ export function deduplicate<T extends Versioned>(records: readonly T[]): Dedupli
   const unique: T[] = [];
   const conflicting: RejectedRecord[] = [];
   for (const [id, copies] of byId) {
+    if (copies.length === 1) {
+      unique.push(copies[0] as T); // the usual case: nothing to compare, so nothing serialised
+      continue;
+    }
     const distinct = new Map(copies.map((c) => [toExactJson(c), c]));
     if (distinct.size === 1) unique.push(copies[0] as T);
     else {
