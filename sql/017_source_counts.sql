@@ -11,8 +11,10 @@
 -- - INSERT and DELETE: statement-level triggers add what each statement inserted or deleted (transition
 --   tables, one grouped upsert per statement, in key order so that two loads cannot deadlock on them);
 --   an INSERT … ON CONFLICT DO UPDATE lists only the rows it inserted.
--- - UPDATE: a row-level trigger that fires only when a row's source or organisation changes (its WHEN
---   is tested before any function runs, so the loader's re-reads, which change neither, cost nothing).
+-- - UPDATE: a statement-level trigger too, joining old and new rows on their key (a hash join): only
+--   rows whose source or organisation changed move between counts, so a re-read adds nothing. (Not a
+--   row-level trigger: one statement moving 150k rows would update the same count row 150k times in
+--   one transaction, each update walking the chain of the previous versions: it ran for minutes.)
 -- - TRUNCATE: empties the source's counts of that table (a statement-level TRUNCATE trigger).
 -- A count and the rows it counts commit in the same transaction, so a reader sees both or neither:
 -- exact under concurrent loads. reporting.rebuild_source_counts() recomputes them from the rows.
@@ -37,10 +39,11 @@ CREATE TABLE reporting.transfer_positions_held (
 COMMENT ON TABLE reporting.transfer_positions_held IS
   'Transfer ids remembered per source, kept by triggers (sql/017): count(*) of reporting.transfer_positions.';
 
--- jit off: compiling these small plans (costed without statistics on the transition tables) would cost
--- more than running them, as 014's trigger functions found.
+-- jit and nested loops off, as 014's trigger functions: compiling these small plans (costed without
+-- statistics on the transition tables) would cost more than running them, and a nested loop would join
+-- old and new rows pairwise.
 CREATE FUNCTION reporting.payments_by_organisation_rows() RETURNS trigger LANGUAGE plpgsql
-  SET jit = off AS $$
+  SET jit = off SET enable_nestloop = off AS $$
 BEGIN
   -- Each branch names only the transition table its trigger defines (plpgsql resolves it when run).
   IF TG_OP = 'INSERT' THEN
@@ -52,12 +55,18 @@ BEGIN
     SELECT o.source, o.organization_id, -count(*) FROM old_rows o GROUP BY 1, 2 ORDER BY 1, 2
     ON CONFLICT (source, organization_id) DO UPDATE SET records = c.records + EXCLUDED.records;
   ELSIF TG_OP = 'UPDATE' THEN
-    -- one row whose source or organisation changed (the trigger's WHEN): it moves between two counts
+    -- only rows whose source or organisation changed move between counts (a re-read adds nothing);
+    -- joined on id (a hash join, as 014's)
     INSERT INTO reporting.payments_by_organisation AS c
-    SELECT k.source, k.organization_id, k.delta
-      FROM (VALUES (OLD.source, OLD.organization_id, -1), (NEW.source, NEW.organization_id, 1))
-           k(source, organization_id, delta)
-     ORDER BY 1, 2
+    SELECT k.source, k.organization_id, sum(k.delta)
+      FROM (
+        SELECT o.source, o.organization_id, -1 AS delta FROM old_rows o LEFT JOIN new_rows n ON n.id = o.id
+         WHERE n.id IS NULL OR n.source IS DISTINCT FROM o.source OR n.organization_id IS DISTINCT FROM o.organization_id
+        UNION ALL
+        SELECT n.source, n.organization_id, 1 FROM new_rows n LEFT JOIN old_rows o ON o.id = n.id
+         WHERE o.id IS NULL OR n.source IS DISTINCT FROM o.source OR n.organization_id IS DISTINCT FROM o.organization_id
+      ) k
+     GROUP BY 1, 2 HAVING sum(k.delta) <> 0 ORDER BY 1, 2
     ON CONFLICT (source, organization_id) DO UPDATE SET records = c.records + EXCLUDED.records;
   ELSE -- TRUNCATE
     DELETE FROM reporting.payments_by_organisation;
@@ -66,7 +75,7 @@ BEGIN
 END $$;
 
 CREATE FUNCTION reporting.transfer_positions_held_rows() RETURNS trigger LANGUAGE plpgsql
-  SET jit = off AS $$
+  SET jit = off SET enable_nestloop = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO reporting.transfer_positions_held AS c
@@ -77,8 +86,17 @@ BEGIN
     SELECT o.source, -count(*) FROM old_rows o GROUP BY 1 ORDER BY 1
     ON CONFLICT (source) DO UPDATE SET ids = c.ids + EXCLUDED.ids;
   ELSIF TG_OP = 'UPDATE' THEN
+    -- only rows whose key (source, id) changed move between counts
     INSERT INTO reporting.transfer_positions_held AS c
-    SELECT k.source, k.delta FROM (VALUES (OLD.source, -1), (NEW.source, 1)) k(source, delta) ORDER BY 1
+    SELECT k.source, sum(k.delta)
+      FROM (
+        SELECT o.source, -1 AS delta FROM old_rows o LEFT JOIN new_rows n ON (n.source, n.id) = (o.source, o.id)
+         WHERE n.id IS NULL
+        UNION ALL
+        SELECT n.source, 1 FROM new_rows n LEFT JOIN old_rows o ON (o.source, o.id) = (n.source, n.id)
+         WHERE o.id IS NULL
+      ) k
+     GROUP BY 1 HAVING sum(k.delta) <> 0 ORDER BY 1
     ON CONFLICT (source) DO UPDATE SET ids = c.ids + EXCLUDED.ids;
   ELSE -- TRUNCATE
     DELETE FROM reporting.transfer_positions_held;
@@ -93,9 +111,8 @@ CREATE TRIGGER payments_by_organisation_delete AFTER DELETE ON reporting.payment
   REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION reporting.payments_by_organisation_rows();
 CREATE TRIGGER payments_by_organisation_update AFTER UPDATE ON reporting.payments
-  FOR EACH ROW
-  WHEN (OLD.source IS DISTINCT FROM NEW.source OR OLD.organization_id IS DISTINCT FROM NEW.organization_id)
-  EXECUTE FUNCTION reporting.payments_by_organisation_rows();
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION reporting.payments_by_organisation_rows();
 CREATE TRIGGER payments_by_organisation_truncate AFTER TRUNCATE ON reporting.payments
   FOR EACH STATEMENT EXECUTE FUNCTION reporting.payments_by_organisation_rows();
 
@@ -106,8 +123,8 @@ CREATE TRIGGER transfer_positions_held_delete AFTER DELETE ON reporting.transfer
   REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION reporting.transfer_positions_held_rows();
 CREATE TRIGGER transfer_positions_held_update AFTER UPDATE ON reporting.transfer_positions
-  FOR EACH ROW WHEN (OLD.source IS DISTINCT FROM NEW.source)
-  EXECUTE FUNCTION reporting.transfer_positions_held_rows();
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION reporting.transfer_positions_held_rows();
 CREATE TRIGGER transfer_positions_held_truncate AFTER TRUNCATE ON reporting.transfer_positions
   FOR EACH STATEMENT EXECUTE FUNCTION reporting.transfer_positions_held_rows();
 
