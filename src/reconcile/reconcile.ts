@@ -178,7 +178,9 @@ export async function reconcileUnlocked(
         await reconcileTransfers(runtime, source, w, listing),
       ]) {
         rows.push(...c.rows);
-        differences.push(...c.differences);
+        // not push(...): a day the service does not list has a difference per record, and spreading
+        // 100k+ arguments overflows the call stack (RangeError)
+        for (const d of c.differences) differences.push(d);
       }
     } catch (error) {
       if (error instanceof UpstreamError && isRetryable(error)) {
