@@ -20,7 +20,7 @@ import { reconcileDay, ReconcileUnreachableError } from '../src/reconcile/reconc
 import { dayWindow, localDayOf } from '../src/sync/windows.js';
 import { harnessEnv, runCli } from './cli-run.js';
 import { csvObjects, syncAll, tempExportDir } from './export-helpers.js';
-import { paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
+import { middayBefore, paymentDifferences, startHarness, type Harness } from './helpers/sync-harness.js';
 
 const ZONE = 'Africa/Porto-Novo';
 const DAY_MS = 86_400_000;
@@ -32,7 +32,7 @@ beforeAll(async () => {
   exportDir = await tempExportDir();
   h = await startHarness({
     name: 'reconcile-heal',
-    sim: { days: 3, perDay: 80, switches: { shape: 'wrapper' } },
+    sim: { days: 3, perDay: 80, switches: { shape: 'wrapper' }, now: middayBefore(ZONE) },
     env: { REPORT_TIMEZONE: ZONE, EXPORT_DIR: exportDir, PAGE_SIZE: '50' },
   });
   await syncAll(h);

@@ -9,6 +9,7 @@ import { silentLogger } from '../../src/log.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { startSimulator } from '../../src/sim/server.js';
 import type { RunningSimulator, SimOptions } from '../../src/sim/types.js';
+import { DateTime } from 'luxon';
 import { localDayOf } from '../../src/sync/windows.js';
 import { createTestDatabase } from './db.js';
 
@@ -29,6 +30,18 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Use this key instead of the first organisation's. */
   key?: (sim: RunningSimulator) => string;
+}
+
+/**
+ * The latest instant at or before `at` whose wall clock in `zone` reads 12:00: a simulator started there
+ * has yesterday over by twelve hours and settled, whatever the hour the test runs at. Tests about
+ * yesterday's pack start their simulator here (near local midnight, yesterday would still be syncing
+ * and its records still moving, and the test would depend on when it runs).
+ */
+export function middayBefore(zone: string, at: Date = new Date()): Date {
+  const local = DateTime.fromJSDate(at, { zone });
+  const noon = local.set({ hour: 12, minute: 0, second: 0, millisecond: 0 });
+  return (noon <= local ? noon : noon.minus({ days: 1 })).toJSDate();
 }
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
