@@ -31,18 +31,63 @@ function differs(table: StreamTable, left: string, right: string): string {
   return `(${list(compared, `${left}.`)}) IS DISTINCT FROM (${list(compared, `${right}.`)})`;
 }
 
+/** What both page statements share: their parameters' places and the statuses that are final. */
+interface PageParts {
+  incoming: string;
+  /** Columns sent as array parameters ($1…$n; 0 when the rows come from a staging table). */
+  n: number;
+  names: string[];
+  source: string;
+  stream: string;
+  finals: string;
+}
+
+function pageParts(table: StreamTable, staging?: string): PageParts {
+  const n = staging ? 0 : table.columns.length;
+  return {
+    incoming: staging ? `SELECT * FROM ${staging}` : incomingSql(table),
+    n,
+    names: table.columns.map((c) => c.name),
+    source: `$${n + 1}::text`,
+    stream: `$${n + 2}::text`,
+    finals: `ARRAY[${table.finalStatuses.map((s) => `'${s}'`).join(', ')}]::text[]`,
+  };
+}
+
+/**
+ * The page's rejects (upserted by raw hash), the rejects a valid copy of their record now resolves, and
+ * the window's sync-log row: the CTEs both page statements end with.
+ */
+function rejectsAndWindowSql({ n, source, stream }: PageParts): string {
+  const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…7
+  return `rejected AS (
+  INSERT INTO reporting.sync_rejects AS r
+    (source, stream, record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
+  SELECT ${source}, ${stream}, x.record_id, x.raw, x.raw_text, x.raw_hash, x.reason, x.raw_bytes, x.raw_truncated
+  FROM unnest(${r(1)}::text[], ${r(2)}::jsonb[], ${r(3)}::text[], ${r(4)}::text[], ${r(5)}::text[],
+              ${r(6)}::bigint[], ${r(7)}::boolean[])
+       AS x(record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
+  ON CONFLICT (source, stream, raw_hash) DO UPDATE
+    SET last_seen_at = now(), times_seen = r.times_seen + 1, reason = EXCLUDED.reason
+  RETURNING 1
+),
+resolved AS (
+  UPDATE reporting.sync_rejects r SET resolved_at = now()
+  FROM incoming i
+  WHERE r.source = ${source} AND r.stream = ${stream} AND r.record_id = i.id
+    AND r.resolved_at IS NULL AND r.raw_hash <> ALL(${r(4)}::text[])
+  RETURNING 1
+),
+windowed AS (${windowUpsertSql((k) => `$${n + 2 + REJECT_PARAMS + k}`, true)})`;
+}
+
 /**
  * `staging` names a table holding the page (the COPY variant measured in bench/); without it the page
  * comes as one array parameter per column ($1…$n), and the other parameters follow.
  */
 export function pageSql(table: StreamTable, staging?: string): string {
-  const incoming = staging ? `SELECT * FROM ${staging}` : incomingSql(table);
-  const n = staging ? 0 : table.columns.length;
-  const names = table.columns.map((c) => c.name);
-  const source = `$${n + 1}::text`;
-  const stream = `$${n + 2}::text`;
-  const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…7
-  const finals = `ARRAY[${table.finalStatuses.map((s) => `'${s}'`).join(', ')}]::text[]`;
+  const p = pageParts(table, staging);
+  const { incoming, names, source, finals } = p;
   return `
 WITH incoming AS (${incoming}),
 classified AS (
@@ -92,25 +137,7 @@ history AS (
   ON CONFLICT DO NOTHING
   RETURNING 1
 ),
-rejected AS (
-  INSERT INTO reporting.sync_rejects AS r
-    (source, stream, record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
-  SELECT ${source}, ${stream}, x.record_id, x.raw, x.raw_text, x.raw_hash, x.reason, x.raw_bytes, x.raw_truncated
-  FROM unnest(${r(1)}::text[], ${r(2)}::jsonb[], ${r(3)}::text[], ${r(4)}::text[], ${r(5)}::text[],
-              ${r(6)}::bigint[], ${r(7)}::boolean[])
-       AS x(record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
-  ON CONFLICT (source, stream, raw_hash) DO UPDATE
-    SET last_seen_at = now(), times_seen = r.times_seen + 1, reason = EXCLUDED.reason
-  RETURNING 1
-),
-resolved AS (
-  UPDATE reporting.sync_rejects r SET resolved_at = now()
-  FROM incoming i
-  WHERE r.source = ${source} AND r.stream = ${stream} AND r.record_id = i.id
-    AND r.resolved_at IS NULL AND r.raw_hash <> ALL(${r(4)}::text[])
-  RETURNING 1
-),
-windowed AS (${windowUpsertSql((k) => `$${n + 2 + REJECT_PARAMS + k}`, true)})
+${rejectsAndWindowSql(p)}
 SELECT count(*) FILTER (WHERE outcome = 'inserted')::int AS inserted,
        count(*) FILTER (WHERE outcome = 'updated')::int AS updated,
        count(*) FILTER (WHERE outcome = 'unchanged')::int AS unchanged,
@@ -135,13 +162,8 @@ FROM classified`;
  * parameters and result columns as pageSql.
  */
 export function newRecordsPageSql(table: StreamTable, staging?: string): string {
-  const incoming = staging ? `SELECT * FROM ${staging}` : incomingSql(table);
-  const n = staging ? 0 : table.columns.length;
-  const names = table.columns.map((c) => c.name);
-  const source = `$${n + 1}::text`;
-  const stream = `$${n + 2}::text`;
-  const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…7
-  const finals = `ARRAY[${table.finalStatuses.map((s) => `'${s}'`).join(', ')}]::text[]`;
+  const p = pageParts(table, staging);
+  const { incoming, names, source, finals } = p;
   const set = names.filter((c) => c !== 'id');
   const pick = (c: string) => `CASE WHEN x.newer THEN EXCLUDED.${c} ELSE t.${c} END`;
   const assigned = set.map((c) =>
@@ -187,25 +209,7 @@ history AS (
   ON CONFLICT DO NOTHING
   RETURNING 1
 ),
-rejected AS (
-  INSERT INTO reporting.sync_rejects AS r
-    (source, stream, record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
-  SELECT ${source}, ${stream}, x.record_id, x.raw, x.raw_text, x.raw_hash, x.reason, x.raw_bytes, x.raw_truncated
-  FROM unnest(${r(1)}::text[], ${r(2)}::jsonb[], ${r(3)}::text[], ${r(4)}::text[], ${r(5)}::text[],
-              ${r(6)}::bigint[], ${r(7)}::boolean[])
-       AS x(record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
-  ON CONFLICT (source, stream, raw_hash) DO UPDATE
-    SET last_seen_at = now(), times_seen = r.times_seen + 1, reason = EXCLUDED.reason
-  RETURNING 1
-),
-resolved AS (
-  UPDATE reporting.sync_rejects r SET resolved_at = now()
-  FROM incoming i
-  WHERE r.source = ${source} AND r.stream = ${stream} AND r.record_id = i.id
-    AND r.resolved_at IS NULL AND r.raw_hash <> ALL(${r(4)}::text[])
-  RETURNING 1
-),
-windowed AS (${windowUpsertSql((k) => `$${n + 2 + REJECT_PARAMS + k}`, true)})
+${rejectsAndWindowSql(p)}
 SELECT (SELECT count(*) FROM written WHERE inserted)::int AS inserted,
        count(*) FILTER (WHERE outcome = 'updated')::int AS updated,
        count(*) FILTER (WHERE outcome = 'unchanged')::int AS unchanged,
