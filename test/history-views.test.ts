@@ -6,10 +6,10 @@
  *   amount, operator or day, re-reads that change nothing, deletes, two loads at once on the same
  *   groups, and in a time zone that is not kept (grouped from the records) and once it is added;
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Pool } from 'pg';
 import { insertSyntheticDay } from '../bench/export-fixture.js';
-import { startHarness, type Harness } from './helpers/sync-harness.js';
+import { harnessFor } from './helpers/sync-harness.js';
 
 /** 006's daily_totals, as a query. */
 const RAW_DAILY_TOTALS = `
@@ -43,15 +43,10 @@ async function totalsDifference(
 const EQUAL = { onlyView: [], onlyRecords: [] };
 
 describe('reporting.daily_totals kept by triggers', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ name: 'historyviews', sim: { days: 3, perDay: 60 } });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const harness = harnessFor({ name: 'historyviews', sim: { days: 3, perDay: 60 } });
 
   it('equals the grouping of the records after a sync and every kind of write', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     const { tickPayments, tickTransfers } = await import('../src/sync/tick.js');
     const deps = h.runtime.syncContext(h.settings.sources[0]!);
@@ -104,6 +99,7 @@ describe('reporting.daily_totals kept by triggers', () => {
   });
 
   it('stays exact when two loads change the same groups at once', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     const a = await pool.connect();
     const b = await pool.connect();
@@ -132,6 +128,7 @@ describe('reporting.daily_totals kept by triggers', () => {
   });
 
   it('groups the records in a zone that is not kept, and keeps it once added', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     expect(await totalsDifference(pool, 'Asia/Kathmandu')).toEqual(EQUAL); // +05:45: no whole-hour zone
     await pool.query("SELECT reporting.add_daily_totals_zone('Asia/Kathmandu')");

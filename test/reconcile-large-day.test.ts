@@ -4,23 +4,18 @@
  * difference, recorded with its id. 150k records: beyond what spreading them as call arguments allows
  * (reconcile once failed there with "RangeError: Maximum call stack size exceeded").
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { insertSyntheticDay } from '../bench/export-fixture.js';
 import { reconcileDay } from '../src/reconcile/reconcile.js';
-import { startHarness, type Harness } from './helpers/sync-harness.js';
+import { harnessFor } from './helpers/sync-harness.js';
 
 const RECORDS = 150_000;
 
 describe('reconcile of a day the service does not list', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ name: 'reconcilelarge', sim: { days: 2, perDay: 20 } });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const harness = harnessFor({ name: 'reconcilelarge', sim: { days: 2, perDay: 20 } });
 
   it('records every one of 150k warehouse records as a difference', async () => {
+    const h = harness();
     const day = '2026-10-01'; // before the simulator's days: it lists nothing then
     await insertSyntheticDay(h.runtime.pool, day, 'UTC', RECORDS);
     // the synthetic day's source is 'bench': reconcile compares the configured source, so move it

@@ -8,11 +8,11 @@
  * - the transfers tick's answers read from them (the source's organisation, the ids held) are the ones
  *   the rows give.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Pool, PoolClient } from 'pg';
 import { insertSyntheticDay } from '../bench/export-fixture.js';
 import { organisationOfSource, PgTransferMemory } from '../src/warehouse/transfer-positions.js';
-import { startHarness, type Harness } from './helpers/sync-harness.js';
+import { harnessFor } from './helpers/sync-harness.js';
 
 const KEPT = {
   payments: `SELECT source, organization_id, records FROM reporting.payments_by_organisation WHERE records <> 0`,
@@ -62,15 +62,10 @@ async function inTransaction(client: PoolClient, sql: string): Promise<void> {
 }
 
 describe('per-source counts kept by triggers (sql/017)', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ name: 'sourcecounts', sim: { days: 3, perDay: 60 } });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const harness = harnessFor({ name: 'sourcecounts', sim: { days: 3, perDay: 60 } });
 
   it('equal the rows after syncs, re-reads, moves and deletes, and answer what the rows answer', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     const memory = new PgTransferMemory(pool);
     const { tickPayments, tickTransfers } = await import('../src/sync/tick.js');
@@ -132,6 +127,7 @@ describe('per-source counts kept by triggers (sql/017)', () => {
   });
 
   it('stays exact when two loads change the same counts at once', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     const a = await pool.connect();
     const b = await pool.connect();
@@ -164,6 +160,7 @@ describe('per-source counts kept by triggers (sql/017)', () => {
   });
 
   it('are emptied by TRUNCATE and recomputed by the rebuild', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     const client = await pool.connect();
     try {

@@ -5,9 +5,9 @@
  * (an older backfill), after a gap, filling the gap, re-runs that complete later or fail, deletes, two
  * loads at once (either commit order), TRUNCATE and a rebuild.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Pool, PoolClient } from 'pg';
-import { startHarness, type Harness } from './helpers/sync-harness.js';
+import { harnessFor } from './helpers/sync-harness.js';
 
 /** 012's run, from the log: per source and stream with a complete window. */
 const RUN_FROM_LOG = `
@@ -79,15 +79,10 @@ async function runOf(pool: Pool, stream: string) {
 const at = (hours: number) => new Date(Date.parse('2026-09-01T00:00:00Z') + hours * 3_600_000);
 
 describe('sync_health from the kept run (sql/017)', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ name: 'synchealthrun', sim: { days: 3, perDay: 60 } });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const harness = harnessFor({ name: 'synchealthrun', sim: { days: 3, perDay: 60 } });
 
   it('equals 012 computed from the log after ticks and every kind of window write', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     const { tickPayments, tickTransfers } = await import('../src/sync/tick.js');
     const deps = h.runtime.syncContext(h.settings.sources[0]!);
@@ -148,6 +143,7 @@ describe('sync_health from the kept run (sql/017)', () => {
   });
 
   it('stays exact when two loads add windows at once, whichever comes first', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     const beyondGap: Array<[number, number, 'complete']> = [[20, 30, 'complete']];
     const fillsGap: Array<[number, number, 'complete']> = [[10, 20, 'complete']];
@@ -176,6 +172,7 @@ describe('sync_health from the kept run (sql/017)', () => {
   });
 
   it('is emptied by TRUNCATE and recomputed by the rebuild', async () => {
+    const h = harness();
     const pool = h.runtime.pool;
     await pool.query('TRUNCATE reporting.sync_windows');
     expect(

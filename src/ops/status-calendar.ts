@@ -11,6 +11,7 @@ import type { Pool } from 'pg';
 import { coverageOf, coveringWindows } from '../reconcile/coverage.js';
 import { OPEN_RECORDS_BY_DAY_SQL } from '../reconcile/pack-query.js';
 import { MISMATCH_SQL } from '../reconcile/reconcile-store.js';
+import type { RecordDifference } from '../reconcile/record-diff.js';
 import { daysBetween, dayWindow, localDayOf, type Window } from '../sync/windows.js';
 import { dayState, type DayReconcile, type DayState, type PublishedPack } from './status-day-state.js';
 
@@ -30,17 +31,8 @@ export interface DayPack extends PublishedPack {
   totals: Array<{ stream: string; records: number; amount: string }>;
 }
 
-export interface ListedRecord {
-  kind: string;
-  source: string;
-  stream: string;
-  id: string | null;
-  serviceStatus: string | null;
-  warehouseStatus: string | null;
-  serviceAmount: string | null;
-  warehouseAmount: string | null;
-  reason: string | null;
-}
+/** A record of a day's last reconcile, as read back from reporting.reconcile_records. */
+export type ListedRecord = Omit<RecordDifference, 'kind' | 'stream'> & { kind: string; stream: string };
 
 export interface CalendarDay {
   day: string;

@@ -3,6 +3,7 @@
  * its own Redis key prefix, and the runtime wired to them with the simulator's clock. `close()` removes
  * everything it made (the database is kept when KEEP_TEST_DB is set, for inspection).
  */
+import { afterAll, beforeAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { parseSettings, type Settings } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/log.js';
@@ -30,6 +31,24 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Use this key instead of the first organisation's. */
   key?: (sim: RunningSimulator) => string;
+}
+
+/**
+ * A harness started before the enclosing describe block's tests and closed after them; call the returned
+ * function inside a test to get it.
+ */
+export function harnessFor(options: HarnessOptions): () => Harness {
+  let started: Harness | undefined;
+  beforeAll(async () => {
+    started = await startHarness(options);
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return () => {
+    if (!started) throw new Error(`harness ${options.name} is not started (use it inside a test)`);
+    return started;
+  };
 }
 
 /**
