@@ -19,7 +19,7 @@ import { dayWindow, localDayOf } from '../src/sync/windows.js';
 import { harnessEnv, runCli } from './cli-run.js';
 import { syncAll, tempExportDir } from './export-helpers.js';
 import { SERVER_URL, uniqueName, urlFor } from './helpers/db.js';
-import { startHarness, type Harness } from './helpers/sync-harness.js';
+import { middayBefore, startHarness, type Harness } from './helpers/sync-harness.js';
 
 const ZONE = 'Africa/Porto-Novo';
 const DAY_MS = 86_400_000;
@@ -31,7 +31,7 @@ beforeAll(async () => {
   exportDir = await tempExportDir();
   h = await startHarness({
     name: 'export-finality',
-    sim: { days: 3, perDay: 60 },
+    sim: { days: 3, perDay: 60, now: middayBefore(ZONE) }, // yesterday over and settled at any hour
     env: { REPORT_TIMEZONE: ZONE, EXPORT_DIR: exportDir, PAGE_SIZE: '100' },
   });
 });
