@@ -34,7 +34,7 @@ function sourceOf(runtime: Runtime, name: string) {
  * to run again at `retryAt` (BullMQ's DelayedError: not a failed attempt).
  */
 async function runExport(runtime: Runtime, job: Job<SyncJobData>, token?: string): Promise<unknown> {
-  const report = await runDailyExport(runtime);
+  const report = await runDailyExport(runtime, runtime.now());
   const written = [...(report.yesterday ? [report.yesterday] : []), ...report.restated];
   for (const r of written) recordExportResult(r.day, r.version, r.state === 'incomplete');
   const line = (r: { day: string; version: number; unchanged: boolean; state: string }) =>

@@ -30,6 +30,8 @@ export interface Runtime {
   syncOptions: SyncOptions;
   client(source: Source): UpstreamClient;
   syncContext(source: Source, onWindow?: (r: WindowReport) => void): TickDeps;
+  /** The clock of sync and export decisions: the wall clock, or the simulator's in tests. */
+  now(): Date;
   close(): Promise<void>;
 }
 
@@ -167,6 +169,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     }
     return c;
   };
+  const now = options.now ?? (() => new Date());
   const syncContext = (source: Source, onWindow?: (r: WindowReport) => void): TickDeps => {
     const ctx: SyncContext = {
       source,
@@ -176,10 +179,10 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       options: syncOptions,
       ...(onWindow ? { onWindow } : {}),
     };
-    return { ...ctx, settings, checkpoints, redis, now: options.now ?? (() => new Date()) };
+    return { ...ctx, settings, checkpoints, redis, now };
   };
   const close = async () => {
     await Promise.allSettled([pool.end(), redis.quit()]);
   };
-  return { settings, log, pool, redis, checkpoints, syncOptions, client, syncContext, close };
+  return { settings, log, pool, redis, checkpoints, syncOptions, client, syncContext, now, close };
 }

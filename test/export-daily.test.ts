@@ -8,7 +8,7 @@ import { exportDay } from '../src/reconcile/export-day.js';
 import { runDailyExport } from '../src/reconcile/daily-export.js';
 import { dayWindow, localDayOf } from '../src/sync/windows.js';
 import { syncAll, tempExportDir } from './export-helpers.js';
-import { startHarness, type Harness } from './helpers/sync-harness.js';
+import { middayBefore, startHarness, type Harness } from './helpers/sync-harness.js';
 import type { Job } from 'bullmq';
 import type { SyncJobData } from '../jobs/queue.js';
 
@@ -20,7 +20,7 @@ beforeAll(async () => {
   exportDir = await tempExportDir();
   h = await startHarness({
     name: 'export-daily',
-    sim: { days: 3, perDay: 60 },
+    sim: { days: 3, perDay: 60, now: middayBefore(ZONE) }, // yesterday over and settled at any hour
     env: { REPORT_TIMEZONE: ZONE, EXPORT_DIR: exportDir, EXPORT_AT: '02:30', PAGE_SIZE: '100' },
   });
   await syncAll(h);
