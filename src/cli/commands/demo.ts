@@ -1,8 +1,9 @@
 /**
  * `paysync demo` / `npm run demo`: the whole pipeline on the embedded default, with no setting needed —
  * the simulator on a free loopback port, a `paysync_demo` database, a backfill of the simulator's days with
- * a progress bar, a live tick, then a summary and what to try next. Re-running it is harmless (upserts).
+ * a progress bar, a live tick, then a summary and what to try next. Each run starts from an empty demo database (resetDemoState).
  */
+import pg from 'pg';
 import { parseSettings, type Settings } from '../../config/settings.js';
 import { createLogger } from '../../log.js';
 import { checkPostgres, connectRedis, createRuntime, type Runtime } from '../../runtime.js';
@@ -44,6 +45,40 @@ function demoSettings(sim: RunningSimulator): Settings {
   });
 }
 
+/**
+ * Each run starts from an empty demo database and no demo keys in Redis: the dataset is anchored on the
+ * day the demo runs, and one anchored on an earlier day would mix with it (reconcile would then rightly
+ * find the old run's records). Only the demo's own database and key prefix are touched.
+ */
+async function resetDemoState(settings: Settings): Promise<void> {
+  const server = new URL(settings.DATABASE_URL);
+  const name = decodeURIComponent(server.pathname.slice(1));
+  server.pathname = '/postgres';
+  const admin = createPool(server.toString());
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+  const redis = await connectRedis(settings.REDIS_URL, 'paysync-demo-reset');
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(
+        cursor,
+        'MATCH',
+        `${settings.PAYSYNC_QUEUE_PREFIX}*`,
+        'COUNT',
+        500,
+      );
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    await redis.quit();
+  }
+}
+
 async function checkServices(settings: Settings): Promise<void> {
   const redis = await connectRedis(settings.REDIS_URL, 'paysync-demo-check');
   await redis.quit();
@@ -59,7 +94,10 @@ export async function run(): Promise<number> {
   // Anchored on today's UTC midnight: re-running the demo the same day serves the same records, so the
   // demo warehouse converges instead of collecting a new dataset on every run. The clock stands still, so
   // the reconcile that follows compares the warehouse with exactly what was synced.
-  const anchor = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000);
+  // The anchor moves an hour after UTC midnight, not at it: the last day packed must have ended longer
+  // ago than SETTLE_LAG by the wall clock that stamps the sync log, or its pack finds it not yet covered
+  // (seen at 00:00:25 UTC: the demo failed with DAY_NOT_COVERED).
+  const anchor = new Date(Math.floor((Date.now() - 3_600_000) / 86_400_000) * 86_400_000);
   const sim = await startSimulator({
     seed: 42,
     days: DEMO_DAYS,
@@ -71,6 +109,7 @@ export async function run(): Promise<number> {
   try {
     const settings = demoSettings(sim);
     await checkServices(settings);
+    await resetDemoState(settings);
     const say = (line: string) => process.stdout.write(`${line}\n`);
     say(`simulator: ${sim.url} (${DEMO_DAYS} days of seeded payments and transfers)`);
     const migrated = await migrate(settings.DATABASE_URL, { log: createLogger({ level: 'warn' }) });
