@@ -4,7 +4,8 @@
  * strings, the number check by digits against the round trip through a double, the body parse against the
  * careful reader, zod's compiled record schema against the runtime one (same records, same reasons), and
  * the record-limits shortcut against the full walk. A fast path may only ever say "fine" when the careful
- * one would; anything else must come out identical.
+ * one would; anything else must come out identical. And the page statement's column parameters, built by
+ * paysync, are byte for byte what pg itself would have sent for the same arrays.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -20,8 +21,15 @@ import {
 import { duplicateKeysOf, readJsonCarefully } from '../src/upstream/json-reader.js';
 import { rawRecordProblem, withinLimits } from '../src/upstream/record-limits.js';
 import { PaymentSchema, TransferSchema } from '../src/upstream/schemas.js';
+import { columnLiterals } from '../src/warehouse/array-literal.js';
+import { createRequire } from 'node:module';
 
 const RUNS = { numRuns: 2000 };
+
+/** pg's own encoding of a parameter (what it sends for an array: `utils.arrayString`). */
+const pgUtils = createRequire(import.meta.url)('pg/lib/utils.js') as {
+  prepareValue: (value: unknown) => unknown;
+};
 
 /** Number literals: canonical ones, and every way a literal can differ from its double's shortest form. */
 const numberLiteral = fc.oneof(
@@ -241,5 +249,33 @@ describe('record validation', () => {
     expect(withinLimits(parseExactJson('{"a":"x\\u0000"}'))).toBe(false);
     expect(withinLimits(parseExactJson('{"amount":1500.50}'))).toBe(false); // a LosslessNumber: judged in full
     expect(withinLimits(parseExactJson('{"a":[1,"b",{"c":null}]}'))).toBe(true);
+  });
+});
+
+describe("the page statement's column parameters", () => {
+  const cell = fc.option(
+    fc.oneof(
+      fc.string({ unit: 'binary' }),
+      fc.constantFrom('"', '\\', '\\"', 'NULL', '', ' a b ', '{x,y}', '1500.50', '2026-11-22T01:07:28.142Z'),
+    ),
+  );
+
+  it('are the array literals pg would send for the same columns', () => {
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 1, max: 4 })
+          .chain((width) =>
+            fc
+              .array(fc.array(cell, { minLength: width, maxLength: width }), { maxLength: 20 })
+              .map((rows) => ({ rows, width })),
+          ),
+        ({ rows, width }) => {
+          const columns = Array.from({ length: width }, (_, c) => rows.map((row) => row[c] ?? null));
+          expect(columnLiterals(rows, width)).toEqual(columns.map((column) => pgUtils.prepareValue(column)));
+        },
+      ),
+      RUNS,
+    );
   });
 });

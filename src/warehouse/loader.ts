@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { silentLogger, type Logger } from '../log.js';
 import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
 import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
+import { columnLiterals } from './array-literal.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
 import type { SyncWindowRow } from './sync-window-row.js';
 import { newRecordsPageSql, pageSql, windowUpsertSql } from './page-sql.js';
@@ -80,13 +81,6 @@ export function preparePage(page: PageLoad): PreparedPage {
   return { table, rows, records: kept, rejects, rejectedHere: rejects.length - page.rejects.length };
 }
 
-/** Column-major arrays for unnest: one array parameter per column. */
-function columnArrays(rows: readonly Row[], width: number): (string | null)[][] {
-  const arrays: (string | null)[][] = Array.from({ length: width }, () => new Array(rows.length));
-  rows.forEach((row, r) => row.forEach((value, c) => ((arrays[c] as (string | null)[])[r] = value)));
-  return arrays;
-}
-
 function windowParams(row: SyncWindowRow | undefined): unknown[] {
   if (!row) return new Array(12).fill(null);
   return [
@@ -108,7 +102,7 @@ function windowParams(row: SyncWindowRow | undefined): unknown[] {
 function statementParams(page: PageLoad, table: StreamTable, part: Statement, withColumns = true): unknown[] {
   const rejects = uniqueRejects(part.rejects);
   return [
-    ...(withColumns ? columnArrays(part.rows, table.columns.length) : []),
+    ...(withColumns ? columnLiterals(part.rows, table.columns.length) : []),
     page.source,
     page.stream,
     rejects.map((r) => r.recordId),

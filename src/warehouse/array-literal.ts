@@ -1,0 +1,38 @@
+/**
+ * PostgreSQL array literals for the page statement's column parameters, built here instead of by pg.
+ *
+ * pg turns an array parameter into the same text (`utils.arrayString`), but runs two regular-expression
+ * replacements and a type dispatch on every element: 13 columns × 1000 rows a page, about 6% of a
+ * backfill's worker CPU. Here an element is escaped only when it holds a quote or a backslash, which
+ * nearly none does. PostgreSQL receives byte for byte what pg would have sent
+ * (test/array-literal.test.ts compares the two on generated values).
+ */
+import type { Row } from './stream-tables.js';
+
+const NEEDS_ESCAPE = /["\\]/;
+
+/** One element, always quoted as pg quotes it (so `NULL` the text stays text, and spaces survive). */
+function element(value: string): string {
+  return NEEDS_ESCAPE.test(value) ? `"${value.replace(/["\\]/g, '\\$&')}"` : `"${value}"`;
+}
+
+/**
+ * Column `c` of `rows` as an array literal, `{"a","b",NULL}` (null and undefined are SQL NULL): one of the
+ * page statement's column-major parameters.
+ */
+export function columnLiteral(rows: readonly Row[], c: number): string {
+  let out = '{';
+  for (let r = 0; r < rows.length; r++) {
+    if (r > 0) out += ',';
+    const value = (rows[r] as Row)[c];
+    out += value === null || value === undefined ? 'NULL' : element(value);
+  }
+  return `${out}}`;
+}
+
+/** One array literal per column, for `unnest($1::text[], $2::numeric[], …)`. */
+export function columnLiterals(rows: readonly Row[], width: number): string[] {
+  const literals = new Array<string>(width);
+  for (let c = 0; c < width; c++) literals[c] = columnLiteral(rows, c);
+  return literals;
+}
