@@ -223,6 +223,52 @@ describe('revisits', () => {
   });
 });
 
+describe('a bare-array window is confirmed by a second read', () => {
+  /** A window over the simulator's whole history, its confirmation read counted by page requests. */
+  async function readWholeHistory(harness: Harness, beforeSecondRead: () => void = () => undefined) {
+    const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
+    const end = harness.sim.now();
+    const window = { start: new Date(end.getTime() - 5 * 86_400_000), end };
+    let reads = 0;
+    let firstPages = 0;
+    const listPayments: typeof deps.client.listPayments = (query) => {
+      if (query.page === 0 && ++reads === 2) beforeSecondRead();
+      if (reads === 1) firstPages += 1;
+      return deps.client.listPayments(query);
+    };
+    const result = await runPaymentsWindow(
+      { ...deps, client: { ...deps.client, listPayments } },
+      window,
+      'backfill',
+    );
+    return { result, firstPages, end };
+  }
+
+  it('counts the pages that come back byte for byte without parsing or writing them again', async () => {
+    h = await startHarness({ name: 'confirm', sim: { switches: { shape: 'array' } } });
+    const { result, firstPages } = await readWholeHistory(h);
+    expect(result.outcome).toBe('complete');
+    expect(result.reads).toBe(2);
+    expect(firstPages).toBeGreaterThan(3);
+    expect(result.pages).toBe(2 * firstPages);
+    expect(result.reusedPages).toBe(firstPages); // the final empty page too
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+
+  it('reads and writes again every page that changed between the two reads', async () => {
+    h = await startHarness({ name: 'confirm-moved', sim: { switches: { shape: 'array' } } });
+    const harness = h;
+    // statuses move on between the reads: the pages holding those records change, the others do not
+    const { result, firstPages, end } = await readWholeHistory(harness, () =>
+      harness.sim.advance(6 * 3600_000),
+    );
+    expect(result.outcome).toBe('complete');
+    expect(result.reads).toBe(2);
+    expect(result.reusedPages).toBeLessThan(firstPages);
+    expect(await paymentDifferences(harness, 'default', end)).toEqual([]);
+  });
+});
+
 describe('Redis is fast, Postgres is durable', () => {
   it('rebuilds checkpoints from the sync log after Redis loses them, without a full re-sync', async () => {
     h = await startHarness({ name: 'flush', sim: { days: 6 }, env: { SYNC_LOOKBACK: '1d' } });

@@ -7,6 +7,7 @@
  */
 import { warehouseOf } from './adapters.js';
 import { ENDPOINTS } from '../upstream/client.js';
+import type { ListPage } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validatePayments, type Payment, type RejectedRecord } from '../upstream/schemas.js';
 import { paddedQuery, type Window } from './windows.js';
@@ -27,6 +28,8 @@ export interface ReadOutcome {
   farOutside: number;
   /** Set when the read stopped after its first page because the window is too large (see `tooLarge`). */
   abandonedForSplit: boolean;
+  /** Pages whose bytes an earlier read of the window had already read and committed (`known`). */
+  reusedPages: number;
 }
 
 function emptyOutcome(): ReadOutcome {
@@ -40,27 +43,27 @@ function emptyOutcome(): ReadOutcome {
     maxTotal: null,
     farOutside: 0,
     abandonedForSplit: false,
+    reusedPages: 0,
   };
 }
 
 const DAY_MS = 86_400_000;
 
+/** Adds one page to the read's outcome: `ids` are its valid records' ids, then its rejects' ids. */
 function tally(
   out: ReadOutcome,
   page: PageRead,
-  rejects: RejectedRecord[],
-  validIds: string[],
-  createdAts: string[],
-  query: { dateFrom: number; dateTo: number },
+  ids: readonly (string | null)[],
+  rejects: number,
+  far: number,
 ): void {
   out.pages += 1;
   if (page.items.length > 0) out.nonEmptyPages += 1;
   if (page.total !== null) out.maxTotal = Math.max(out.maxTotal ?? 0, page.total);
-  for (const id of validIds) out.ids.add(id);
-  for (const reject of rejects) out.ids.add(reject.id);
-  out.records += validIds.length;
-  out.rejects += rejects.length;
-  out.farOutside += farOutside(createdAts, query);
+  for (const id of ids) out.ids.add(id);
+  out.records += ids.length - rejects;
+  out.rejects += rejects;
+  out.farOutside += far;
 }
 
 /** Records created more than a day outside the request: evidence that the date filter is ignored. */
@@ -73,9 +76,58 @@ function farOutside(createdAts: readonly unknown[], query: { dateFrom: number; d
   return n;
 }
 
+/** What a read kept of a page, to recognise it by its bytes in a later read of the same window. */
+interface KnownPage {
+  /** The page as listed, without its records. */
+  listed: Omit<ListPage, 'items'>;
+  /** Its items' ids in order: all the pager looks at (pages whose every item has a text id only). */
+  itemIds: string[];
+  /** What tally counted: the valid records' ids, then the rejects' ids. */
+  tallied: (string | null)[];
+  rejects: number;
+  farOutside: number;
+}
+
+/**
+ * The pages of a window's first read, by the SHA-256 of their bodies. A bare-array window is always read a
+ * second time to confirm it (read-verdict.ts); a page of that read whose bytes equal a page of the first
+ * read holds the same records, which the first read already committed: it is counted as read again
+ * without being parsed, validated or written (writing it would only bump `synced_at`; its rejects keep
+ * the times seen of the first read). A page that changed in any byte is read and written as usual.
+ */
+export class KnownPages {
+  private readonly byDigest = new Map<string, KnownPage>();
+
+  remember(page: PageRead, tallied: (string | null)[], rejects: number, farOutside: number): void {
+    if (page.digest === undefined) return;
+    const itemIds: string[] = [];
+    for (const item of page.items) {
+      const id = (item as { id?: unknown } | null)?.id;
+      if (typeof id !== 'string') return; // the pager would see a stand-in differently: not kept
+      itemIds.push(id);
+    }
+    const { items: _items, index: _index, ...listed } = page;
+    this.byDigest.set(page.digest, { listed, itemIds, tallied, rejects, farOutside });
+  }
+
+  /** The page with these bytes as the pager saw it (its items reduced to their ids), or null. */
+  page(digest: string): ListPage | null {
+    const known = this.byDigest.get(digest);
+    return known ? { ...known.listed, items: known.itemIds.map((id) => ({ id })) } : null;
+  }
+
+  get(digest: string | undefined): KnownPage | undefined {
+    return digest === undefined ? undefined : this.byDigest.get(digest);
+  }
+}
+
 export interface ReadOptions {
   /** Given the first page's reported total, whether to abandon the read (the window will be split). */
   tooLarge?: (reportedTotal: number | null, farOutside: number) => boolean;
+  /** Keep the pages of this read (the window's first), for the reads that confirm it. */
+  remember?: KnownPages;
+  /** Pages of an earlier read of the window: one whose bytes come back unchanged is not read again. */
+  known?: KnownPages;
 }
 
 export async function readPaymentsWindow(
@@ -86,7 +138,17 @@ export async function readPaymentsWindow(
   const { client, source, options } = ctx;
   const warehouse = warehouseOf(ctx);
   const query = paddedQuery(window, options.padMs);
-  const pages = readPages((page) => client.listPayments({ page, size: options.pageSize, ...query }), {
+  // The first read fingerprints page 0 and, when the service answers with bare arrays (which are always
+  // read again), every page; a confirmation read fingerprints every page to look it up.
+  let bare = false;
+  const { remember, known } = opts;
+  const recognise = (page: number) =>
+    known
+      ? { known: (digest: string) => known.page(digest) }
+      : { fingerprint: remember !== undefined && (page === 0 || bare) };
+  const listPage = (page: number) =>
+    client.listPayments({ page, size: options.pageSize, ...query, ...recognise(page) });
+  const pages = readPages(listPage, {
     size: options.pageSize,
     maxPages: options.maxPagesPerRead,
     endpoint: source.scope === 'organisation' ? ENDPOINTS.paymentsByOrganisation : ENDPOINTS.paymentsByApiKey,
@@ -133,15 +195,22 @@ export async function readPaymentsWindow(
         await pages.return(undefined as never);
         break;
       }
+      if (page.index === 0 && page.shape === 'array') bare = true;
+      const again = known?.get(page.digest);
+      if (again) {
+        out.reusedPages += 1;
+        tally(out, page, again.tallied, again.rejects, again.farOutside);
+        continue;
+      }
       const { valid, rejects } = validatePayments(page.items);
-      tally(
-        out,
-        page,
-        rejects,
-        valid.map((p) => p.id),
+      const tallied: (string | null)[] = valid.map((p) => p.id);
+      for (const reject of rejects) tallied.push(reject.id);
+      const far = farOutside(
         valid.map((p) => p.createdAt),
         query,
       );
+      tally(out, page, tallied, rejects.length, far);
+      remember?.remember(page, tallied, rejects.length, far);
       for (const record of valid) batch.records.push(record); // no spread: a page's length is the service's choice
       for (const reject of rejects) batch.rejects.push(reject);
       if (batched() < options.pageSize) continue;

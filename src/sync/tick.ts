@@ -128,6 +128,7 @@ function failedWindow(deps: TickDeps, window: Window, kind: string, error: unkno
     reportedTotal: null,
     distinct: 0,
     reads: 0,
+    reusedPages: 0,
     outcome: 'incomplete',
     ms: 0,
     detail: `failed: ${describeError(error)}`,

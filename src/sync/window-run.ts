@@ -8,7 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { warehouseOf } from './adapters.js';
-import { readPaymentsWindow, type ReadOutcome } from './read-window.js';
+import { KnownPages, readPaymentsWindow, type ReadOutcome } from './read-window.js';
 import { DistinctIds, decideSplitFirst, decideWindow } from './read-verdict.js';
 import { clearCoveredMarks } from './incomplete-marks.js';
 import { partsFor, splitWindow, windowLabel, type Window } from './windows.js';
@@ -18,6 +18,8 @@ export type WindowKind = 'live' | 'backfill' | 'revisit';
 
 export interface WindowResult extends WindowReport {
   detail: string | null;
+  /** Pages of its confirmation reads that came back byte for byte as read before: not parsed or written again. */
+  reusedPages: number;
 }
 
 /** Windows shorter than this are not split further. */
@@ -34,6 +36,8 @@ interface Tally {
   rejects: number;
   pages: number;
   reads: number;
+  /** Pages a confirmation read found unchanged, byte for byte (read-window.ts KnownPages). */
+  reusedPages: number;
 }
 
 function emptyTally(): Tally {
@@ -45,6 +49,7 @@ function emptyTally(): Tally {
     rejects: 0,
     pages: 0,
     reads: 0,
+    reusedPages: 0,
   };
 }
 
@@ -62,6 +67,7 @@ function merge(t: Tally, read: ReadOutcome): number {
   t.rejects += read.rejects;
   t.pages += read.pages;
   t.reads += 1;
+  t.reusedPages += read.reusedPages;
   return added;
 }
 
@@ -106,7 +112,8 @@ export async function runPaymentsWindow(
       parts: Math.min(MAX_PARTS, partsFor(reportedTotal, pageSize, maxPagesPerWindow)),
     }).split;
 
-  const first = await readPaymentsWindow(ctx, window, { tooLarge });
+  const known = new KnownPages();
+  const first = await readPaymentsWindow(ctx, window, { tooLarge, remember: known });
   if (first.abandonedForSplit) {
     const parts = Math.min(MAX_PARTS, partsFor(first.maxTotal, pageSize, maxPagesPerWindow));
     return runSplit(ctx, window, kind, depth, parts, started, first.maxTotal);
@@ -124,7 +131,7 @@ export async function runPaymentsWindow(
       addedByLastRead: added,
       canSplit,
     });
-    if (v.verdict === 're-read') added = merge(t, await readPaymentsWindow(ctx, window));
+    if (v.verdict === 're-read') added = merge(t, await readPaymentsWindow(ctx, window, { known }));
     else if (v.verdict === 'split') return runSplit(ctx, window, kind, depth, v.parts, started, t.maxTotal);
     else if (v.verdict === 'complete')
       return finish(ctx, window, kind, t, { complete: true, detail: null }, started);
@@ -156,6 +163,7 @@ async function runSplit(
     t.rejects += r.rejects;
     t.pages += r.pages;
     t.reads += r.reads;
+    t.reusedPages += r.reusedPages;
     t.partsDistinct += r.distinct;
     if (r.reportedTotal !== null) t.maxTotal = (t.maxTotal ?? 0) + r.reportedTotal;
   }
@@ -188,6 +196,7 @@ async function finish(
     reportedTotal: t.maxTotal,
     distinct: distinct(t),
     reads: t.reads,
+    reusedPages: t.reusedPages,
     outcome: verdict.complete ? 'complete' : 'incomplete',
     ms: Math.round(performance.now() - started.ms),
     detail: verdict.detail,

@@ -8,6 +8,7 @@
  * - `initializePayment` checks its body with the service's own wording before sending, and is not
  *   repeated after an answer that leaves its effect unknown (it creates a payment).
  */
+import { hash } from 'node:crypto';
 import type { Source } from '../config/settings.js';
 import { UpstreamProtocolError, UpstreamRequestNotSentError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -28,6 +29,13 @@ export interface ListQuery {
   status?: string;
   dateFrom?: number;
   dateTo?: number;
+  /** Compute the body's fingerprint (`ListPage.digest`), so that a later read can recognise the page. */
+  fingerprint?: boolean;
+  /**
+   * A page already read, looked up by the fingerprint of this body: when it answers, that page is returned
+   * instead of parsing the same bytes again (a confirmation read of bare arrays, read-window.ts).
+   */
+  known?: (digest: string) => ListPage | null;
 }
 
 export interface ClientOptions {
@@ -82,8 +90,17 @@ function parseJson(ctx: { endpoint: string; source: string }, body: string): Par
   }
 }
 
-function listParser(ctx: { endpoint: string; source: string }, requested: ListPage['requested']) {
+function listParser(
+  ctx: { endpoint: string; source: string },
+  requested: ListPage['requested'],
+  recognise: Pick<ListQuery, 'fingerprint' | 'known'> = {},
+) {
   return (response: RawResponse): Parsed<ListPage> => {
+    // SHA-256 of the body as received: equal digests, equal bytes, equal records (0.7 ms a 1000-record page)
+    const digest =
+      recognise.fingerprint || recognise.known ? hash('sha256', response.body, 'base64') : undefined;
+    const known = digest === undefined ? null : (recognise.known?.(digest) ?? null);
+    if (known) return { ok: true, value: known };
     const json = parseJson(ctx, response.body);
     if (!json.ok) return json;
     const page = toListPage(json.value, requested);
@@ -93,7 +110,7 @@ function listParser(ctx: { endpoint: string; source: string }, requested: ListPa
       const detail = `a page of ${count} items when ${requested.size} were asked (at most ${maxItemsFor(requested.size)} accepted)`;
       return { ok: false, error: new UpstreamProtocolError(ctx, detail) };
     }
-    return { ok: true, value: page.page };
+    return { ok: true, value: digest === undefined ? page.page : { ...page.page, digest } };
   };
 }
 
@@ -171,6 +188,7 @@ function listFrom(
   params: Record<string, string | number>,
   size: number,
   page: number,
+  recognise?: Pick<ListQuery, 'fingerprint' | 'known'>,
 ) {
   const requested = { page, size };
   return send({
@@ -178,7 +196,7 @@ function listFrom(
     endpoint,
     searchParams: params,
     idempotent: true,
-    parse: listParser({ endpoint, source }, requested),
+    parse: listParser({ endpoint, source }, requested, recognise),
   });
 }
 
@@ -199,7 +217,15 @@ export function createUpstreamClient(options: ClientOptions): UpstreamClient {
   return {
     // async, so a bad query rejects like every other failure instead of throwing synchronously.
     listPayments: async (query) =>
-      listFrom(send, source.name, paymentsEndpoint, paymentSearchParams(query), query.size, query.page),
+      listFrom(
+        send,
+        source.name,
+        paymentsEndpoint,
+        paymentSearchParams(query),
+        query.size,
+        query.page,
+        query,
+      ),
     listTransfers: async (query) =>
       listFrom(send, source.name, ENDPOINTS.transfers, pageParams(query), query.size, query.page),
     async initializePayment(body) {

@@ -19,6 +19,8 @@ export interface ListPage {
   size: number | null;
   /** What was asked for (the service may cap `size` silently and may ignore `page`). */
   requested: { page: number; size: number };
+  /** SHA-256 of the body, when the read asked for it (`ListQuery.fingerprint`). */
+  digest?: string;
 }
 
 export type ListPageResult = { ok: true; page: ListPage } | { ok: false; detail: string };

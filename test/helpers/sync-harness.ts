@@ -105,9 +105,18 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   };
 }
 
-/** Differences between the warehouse's payments of a source and the simulator's truth (empty: equal). */
-export async function paymentDifferences(h: Harness, source = 'default'): Promise<string[]> {
-  const truth = h.sim.payments(h.org);
+/**
+ * Differences between the warehouse's payments of a source and the simulator's truth (empty: equal);
+ * `createdBefore`: only the service's payments created before then are expected.
+ */
+export async function paymentDifferences(
+  h: Harness,
+  source = 'default',
+  createdBefore?: Date,
+): Promise<string[]> {
+  const truth = h.sim
+    .payments(h.org)
+    .filter((p) => createdBefore === undefined || Date.parse(p.createdAt) < createdBefore.getTime());
   const { rows } = await h.runtime.pool.query(
     `SELECT id, reference, amount::text AS amount, description, status, transaction_type, phone, service_mobile_code,
             extra_data, created_at, updated_at, organization_id, api_key_id
