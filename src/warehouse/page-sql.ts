@@ -82,6 +82,23 @@ windowed AS (${windowUpsertSql((k) => `$${n + 2 + REJECT_PARAMS + k}`, true)})`;
 }
 
 /**
+ * The row both page statements return: outcomes counted over `rows` (the copies with their `outcome`,
+ * `old_status` and `status`), final → non-final moves listed, rejects resolved. `inserted` is how the
+ * statement tells inserted ids.
+ */
+function countsSql(inserted: string, rows: string, finals: string): string {
+  return `SELECT ${inserted}::int AS inserted,
+       count(*) FILTER (WHERE outcome = 'updated')::int AS updated,
+       count(*) FILTER (WHERE outcome = 'unchanged')::int AS unchanged,
+       count(*) FILTER (WHERE outcome = 'stale')::int AS stale,
+       coalesce(jsonb_agg(jsonb_build_object('id', id, 'from', old_status, 'to', status))
+         FILTER (WHERE outcome = 'updated' AND old_status = ANY(${finals})
+                 AND NOT status = ANY(${finals})), '[]'::jsonb) AS anomalies,
+       (SELECT count(*) FROM resolved)::int AS resolved
+FROM ${rows}`;
+}
+
+/**
  * `staging` names a table holding the page (the COPY variant measured in bench/); without it the page
  * comes as one array parameter per column ($1…$n), and the other parameters follow.
  */
@@ -138,15 +155,7 @@ history AS (
   RETURNING 1
 ),
 ${rejectsAndWindowSql(p)}
-SELECT count(*) FILTER (WHERE outcome = 'inserted')::int AS inserted,
-       count(*) FILTER (WHERE outcome = 'updated')::int AS updated,
-       count(*) FILTER (WHERE outcome = 'unchanged')::int AS unchanged,
-       count(*) FILTER (WHERE outcome = 'stale')::int AS stale,
-       coalesce(jsonb_agg(jsonb_build_object('id', id, 'from', old_status, 'to', status))
-         FILTER (WHERE outcome = 'updated' AND old_status = ANY(${finals})
-                 AND NOT status = ANY(${finals})), '[]'::jsonb) AS anomalies,
-       (SELECT count(*) FROM resolved)::int AS resolved
-FROM classified`;
+${countsSql("count(*) FILTER (WHERE outcome = 'inserted')", 'classified', finals)}`;
 }
 
 /**
@@ -210,15 +219,7 @@ history AS (
   RETURNING 1
 ),
 ${rejectsAndWindowSql(p)}
-SELECT (SELECT count(*) FROM written WHERE inserted)::int AS inserted,
-       count(*) FILTER (WHERE outcome = 'updated')::int AS updated,
-       count(*) FILTER (WHERE outcome = 'unchanged')::int AS unchanged,
-       count(*) FILTER (WHERE outcome = 'stale')::int AS stale,
-       coalesce(jsonb_agg(jsonb_build_object('id', id, 'from', old_status, 'to', status))
-         FILTER (WHERE outcome = 'updated' AND old_status = ANY(${finals})
-                 AND NOT status = ANY(${finals})), '[]'::jsonb) AS anomalies,
-       (SELECT count(*) FROM resolved)::int AS resolved
-FROM stored`;
+${countsSql('(SELECT count(*) FROM written WHERE inserted)', 'stored', finals)}`;
 }
 
 /**
