@@ -22,6 +22,8 @@ export function timestampProblem(text: string): string | null {
   const year = Number(text.slice(0, 4));
   if (!(year >= MIN_YEAR && year <= MAX_YEAR))
     return `year ${text.slice(0, 4)} is outside ${MIN_YEAR}-${MAX_YEAR}`;
+  // UTC from 1970 on, in a form the schema proved a real date: nothing below can object (the common case)
+  if (text.charCodeAt(text.length - 1) === 90 /* Z */) return null;
   const offset = OFFSET.exec(text);
   if (offset) {
     const minutes = Number(offset[2]) * 60 + Number(offset[3]);
@@ -56,8 +58,8 @@ export function storableProblem(fields: StorableFields): string | null {
     const problem = timestampProblem(fields[name]);
     if (problem) return `${name}: ${problem}`;
   }
-  for (const [name, value] of Object.entries(fields.keys)) {
-    const problem = keyProblem(value);
+  for (const name in fields.keys) {
+    const problem = keyProblem(fields.keys[name] ?? null);
     if (problem) return `${name} ${problem}`;
   }
   return null;
