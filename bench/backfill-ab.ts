@@ -1,0 +1,66 @@
+/**
+ * One backfill scenario, or two builds side by side: the A/B measurement behind each worker change of
+ * issue 17 (README "What this session changed"). With `--base DIR` (another checkout's `dist`, built
+ * with `npx tsc -p tsconfig.build.json`), the base and this build run alternately, `--rounds` times each,
+ * each on a fresh simulator and database, and the medians are printed; without it, this build only
+ * (with BENCH_CPU_PROF=DIR, the worker's CPU profile is written there).
+ *   npm run build && node dist/bench/backfill-ab.js --payments 200000 --rounds 3 --base /tmp/old/dist
+ *   --shape array (bare-array responses), --page-cap 100
+ */
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import type { BackfillFigures, BackfillSpec } from './lib/backfill.js';
+
+type BackfillModule = typeof import('./lib/backfill.js');
+
+function option(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+const argv = process.argv.slice(2);
+const payments = Number(option(argv, '--payments') ?? 200_000);
+const rounds = Number(option(argv, '--rounds') ?? 3);
+const shape = option(argv, '--shape') === 'array' ? 'array' : 'wrapper';
+const pageCap = option(argv, '--page-cap');
+const base = option(argv, '--base');
+if (!Number.isInteger(payments) || payments < 1000 || !Number.isInteger(rounds) || rounds < 1)
+  throw new Error('--payments needs a whole number of at least 1000, --rounds at least 1');
+
+const spec: BackfillSpec = {
+  payments,
+  days: 10,
+  pageSize: 1000,
+  workers: 1,
+  concurrency: 2,
+  shape,
+  ...(pageCap ? { pageCap: Number(pageCap) } : {}),
+};
+// this file is dist/bench/backfill-ab.js: a build's module is <dist>/bench/lib/backfill.js
+const here = dirname(fileURLToPath(import.meta.url));
+const builds: Array<[string, string]> = [['this build', join(here, 'lib', 'backfill.js')]];
+if (base) builds.unshift(['base', join(base, 'bench', 'lib', 'backfill.js')]);
+
+const modules = new Map<string, BackfillModule>();
+for (const [name, file] of builds) modules.set(name, (await import(file)) as BackfillModule);
+const runs = new Map<string, BackfillFigures[]>();
+for (let round = 1; round <= rounds; round++) {
+  for (const [name, m] of modules) {
+    const f = await m.withSimAndDatabase(spec, (sim, db) => m.runBackfill(spec, sim, db));
+    runs.set(name, [...(runs.get(name) ?? []), f]);
+    process.stdout.write(
+      `round ${round} ${name.padEnd(10)} ${f.seconds.toFixed(2)} s, worker ${f.cpu.worker.toFixed(2)} s, ` +
+        `PostgreSQL ${f.cpu.postgresOwn.toFixed(2)} s, simulator ${f.cpu.simulator.toFixed(2)} s of CPU, ` +
+        `peak RSS ${f.peakRssMb} MB\n`,
+    );
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+for (const [name, fs] of runs) {
+  process.stdout.write(
+    `median ${name.padEnd(10)} ${median(fs.map((f) => f.seconds)).toFixed(2)} s, worker ` +
+      `${median(fs.map((f) => f.cpu.worker)).toFixed(2)} s, PostgreSQL ` +
+      `${median(fs.map((f) => f.cpu.postgresOwn)).toFixed(2)} s of CPU (${spec.payments} ${shape} payments)\n`,
+  );
+}
+process.exit(0);
