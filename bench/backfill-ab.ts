@@ -9,23 +9,16 @@
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { textArg, wholeArg } from './lib/args.js';
 import type { BackfillFigures, BackfillSpec } from './lib/backfill.js';
 
 type BackfillModule = typeof import('./lib/backfill.js');
 
-function option(argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-}
-
-const argv = process.argv.slice(2);
-const payments = Number(option(argv, '--payments') ?? 200_000);
-const rounds = Number(option(argv, '--rounds') ?? 3);
-const shape = option(argv, '--shape') === 'array' ? 'array' : 'wrapper';
-const pageCap = option(argv, '--page-cap');
-const base = option(argv, '--base');
-if (!Number.isInteger(payments) || payments < 1000 || !Number.isInteger(rounds) || rounds < 1)
-  throw new Error('--payments needs a whole number of at least 1000, --rounds at least 1');
+const payments = wholeArg('--payments', 200_000, 1000);
+const rounds = wholeArg('--rounds', 3);
+const shape = textArg('--shape') === 'array' ? 'array' : 'wrapper';
+const pageCap = wholeArg('--page-cap', 0, 0); // 0: the service does not cap its pages
+const base = textArg('--base');
 
 const spec: BackfillSpec = {
   payments,
@@ -34,7 +27,7 @@ const spec: BackfillSpec = {
   workers: 1,
   concurrency: 2,
   shape,
-  ...(pageCap ? { pageCap: Number(pageCap) } : {}),
+  ...(pageCap > 0 ? { pageCap } : {}),
 };
 // this file is dist/bench/backfill-ab.js: a build's module is <dist>/bench/lib/backfill.js
 const here = dirname(fileURLToPath(import.meta.url));

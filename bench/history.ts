@@ -7,25 +7,19 @@
  */
 import { totalmem } from 'node:os';
 import { ensureHistory, type HistorySpec } from './history-fixture.js';
+import { wholeArg } from './lib/args.js';
 import { measureHistory, MEASURES, type HistoryFigures } from './history-measure.js';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} needs a whole number`);
-  return value;
-}
-
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const perDay = arg('--per-day', 100_000);
-const large: HistorySpec = { days: arg('--days', 200), perDay, transfersPerDay: 5_000 };
+const perDay = wholeArg('--per-day', 100_000);
+const large: HistorySpec = { days: wholeArg('--days', 200), perDay, transfersPerDay: 5_000 };
 const small: HistorySpec = { ...large, days: 2 };
 
 // Rounds alternate the two sizes, so a busy spell on the (shared) machine hits both alike; each figure
 // is the median over the rounds.
-const rounds = arg('--rounds', 3);
+const rounds = wholeArg('--rounds', 3);
 const urls: string[] = [];
 for (const spec of [small, large]) {
   say(`history of ${spec.days} days × ${spec.perDay} payments`);

@@ -40,6 +40,7 @@ import { processCpuSeconds } from './lib/cpu.js';
 import { baselinePageSql, type BaselineParts } from './baseline-page-sql.js';
 import { copyMergePage, createStaging } from './copy-merge.js';
 import { benchPayments, paymentsCsv } from './payments-fixture.js';
+import { wholeArg } from './lib/args.js';
 import { dropBenchDatabase } from './bench-db.js';
 
 interface Options {
@@ -50,16 +51,10 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const value = (flag: string, fallback: number): number => {
-    const i = argv.indexOf(flag);
-    const n = i >= 0 ? Number(argv[i + 1]) : fallback;
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${flag} needs a positive whole number`);
-    return n;
-  };
   return {
-    rows: value('--rows', 100_000),
-    pageSize: value('--page-size', 1_000),
-    repeat: value('--repeat', 3),
+    rows: wholeArg('--rows', 100_000, 1, argv),
+    pageSize: wholeArg('--page-size', 1_000, 1, argv),
+    repeat: wholeArg('--repeat', 3, 1, argv),
     keep: argv.includes('--keep'),
   };
 }

@@ -22,6 +22,7 @@ import { describeCpu, type CpuSplit } from './lib/cpu.js';
 import { idleTick } from './lib/idle-tick.js';
 import { topSelfTime } from './lib/profile-summary.js';
 import { naiveVersusLoader } from './lib/naive.js';
+import { textArg, wholeArg } from './lib/args.js';
 import { renderTable, seconds, type Row } from './lib/table.js';
 
 interface Options {
@@ -32,12 +33,8 @@ interface Options {
 
 function parseOptions(argv: string[]): Options {
   const quick = argv.includes('--quick');
-  const i = argv.indexOf('--payments');
-  const payments = i >= 0 ? Number(argv[i + 1]) : quick ? 50_000 : 1_000_000;
-  const j = argv.indexOf('--only');
-  const only = new Set((j >= 0 ? (argv[j + 1] ?? '') : 'backfill,memory,scale,idle,naive,export').split(','));
-  if (!Number.isInteger(payments) || payments < 1000)
-    throw new Error('--payments needs a whole number of at least 1000');
+  const payments = wholeArg('--payments', quick ? 50_000 : 1_000_000, 1000, argv);
+  const only = new Set((textArg('--only', argv) ?? 'backfill,memory,scale,idle,naive,export').split(','));
   return { payments, quick, only };
 }
 

@@ -29,16 +29,11 @@ import { gatherBackfills } from '../src/ops/status-backfills.js';
 import { migrate } from '../src/warehouse/migrate.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 import { dropBenchDatabase } from './bench-db.js';
+import { wholeArg } from './lib/args.js';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} needs a whole number`);
-  return value;
-}
-const rounds = arg('--rounds', 5);
-const perDay = arg('--per-day', 2_000);
+const rounds = wholeArg('--rounds', 5);
+const perDay = wholeArg('--per-day', 2_000);
 
 /** A warehouse as `days` days of paysync leave it (UTC days ending today). */
 async function fill(url: string, days: number): Promise<void> {

@@ -18,6 +18,7 @@ import { tickTransfers } from '../src/sync/tick.js';
 import { migrate } from '../src/warehouse/migrate.js';
 import { benchDatabaseUrl } from './lib/backfill.js';
 import { dropBenchDatabase } from './bench-db.js';
+import { wholeArg } from './lib/args.js';
 
 const DAY_MS = 86_400_000;
 /** History in days: with the simulator's settling times, about 1% of the list is unsettled at any time. */
@@ -42,13 +43,6 @@ interface Figures {
   unsettled: number;
   fullScan: number;
   ticks: Array<{ requests: number; newTransfers: number; mode: string; current: boolean }>;
-}
-
-function option(name: string, fallback: number, min: number): number {
-  const i = process.argv.indexOf(name);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} needs a whole number >= ${min}`);
-  return value;
 }
 
 function transferRequests(sim: RunningSimulator, since: number): number {
@@ -156,8 +150,8 @@ function render(all: Figures[]): string {
 }
 
 async function main(): Promise<void> {
-  const transfers = option('--transfers', 100_000, 1000);
-  const ticks = option('--ticks', 3, 1);
+  const transfers = wholeArg('--transfers', 100_000, 1000);
+  const ticks = wholeArg('--ticks', 3, 1);
   const all: Figures[] = [];
   for (const s of SCENARIOS) {
     process.stdout.write(`${s.label}: full scan, then ${ticks} ticks…\n`);

@@ -5,8 +5,8 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tickPayments, tickTransfers } from '../src/sync/tick.js';
-import type { Harness } from './helpers/sync-harness.js';
+
+export { syncAll } from './helpers/sync-harness.js';
 
 /**
  * Parses RFC 4180 text (quoted fields, doubled quotes) into rows of cells. Records end with CRLF, as the
@@ -87,12 +87,6 @@ function normalise(units: bigint, scale: number): string {
   const digits = units.toString().padStart(scale + 1, '0');
   const fraction = digits.slice(digits.length - scale).replace(/0+$/, '');
   return `${digits.slice(0, digits.length - scale)}${fraction ? `.${fraction}` : ''}`;
-}
-
-export async function syncAll(h: Harness): Promise<void> {
-  const deps = h.runtime.syncContext(h.settings.sources[0]!);
-  await tickPayments(deps);
-  await tickTransfers(deps);
 }
 
 export const tempExportDir = () => mkdtemp(join(tmpdir(), 'paysync-export-'));

@@ -9,7 +9,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Pool } from 'pg';
 import { insertSyntheticDay } from '../bench/export-fixture.js';
-import { harnessFor } from './helpers/sync-harness.js';
+import { harnessFor, syncAll } from './helpers/sync-harness.js';
 
 /** 006's daily_totals, as a query. */
 const RAW_DAILY_TOTALS = `
@@ -48,10 +48,7 @@ describe('reporting.daily_totals kept by triggers', () => {
   it('equals the grouping of the records after a sync and every kind of write', async () => {
     const h = harness();
     const pool = h.runtime.pool;
-    const { tickPayments, tickTransfers } = await import('../src/sync/tick.js');
-    const deps = h.runtime.syncContext(h.settings.sources[0]!);
-    await tickPayments(deps);
-    await tickTransfers(deps);
+    await syncAll(h);
     expect(
       Number((await pool.query('SELECT count(*) AS n FROM reporting.payments')).rows[0].n),
     ).toBeGreaterThan(0);

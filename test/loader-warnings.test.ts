@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
 import { createLogger } from '../src/log.js';
-import { tickPayments, tickTransfers } from '../src/sync/tick.js';
-import { startHarness, type Harness } from './helpers/sync-harness.js';
+import { tickPayments } from '../src/sync/tick.js';
+import { startHarness, syncAll, type Harness } from './helpers/sync-harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -27,8 +27,7 @@ function capture(lines: Array<Record<string, unknown>>) {
 
 it('a final status going back to a non-final one is logged as a warning by the live tick', async () => {
   const deps = h.runtime.syncContext(h.settings.sources[0]!);
-  await tickPayments(deps);
-  await tickTransfers(deps);
+  await syncAll(h);
   const open = h.sim.payments(h.org).find((p) => p.status === 'PENDING' || p.status === 'INIT');
   expect(open).toBeDefined();
   // behind paysync's back: the stored copy claims COMPLETE, one millisecond older than the service's

@@ -12,7 +12,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Pool, PoolClient } from 'pg';
 import { insertSyntheticDay } from '../bench/export-fixture.js';
 import { organisationOfSource, PgTransferMemory } from '../src/warehouse/transfer-positions.js';
-import { harnessFor } from './helpers/sync-harness.js';
+import { harnessFor, syncAll } from './helpers/sync-harness.js';
 
 const KEPT = {
   payments: `SELECT source, organization_id, records FROM reporting.payments_by_organisation WHERE records <> 0`,
@@ -68,10 +68,7 @@ describe('per-source counts kept by triggers (sql/017)', () => {
     const h = harness();
     const pool = h.runtime.pool;
     const memory = new PgTransferMemory(pool);
-    const { tickPayments, tickTransfers } = await import('../src/sync/tick.js');
-    const deps = h.runtime.syncContext(h.settings.sources[0]!);
-    await tickPayments(deps);
-    await tickTransfers(deps);
+    await syncAll(h);
     expect(await countOf(pool, 'SELECT count(*) AS n FROM reporting.payments')).toBeGreaterThan(0);
     expect(await countOf(pool, 'SELECT count(*) AS n FROM reporting.transfer_positions')).toBeGreaterThan(0);
     expect(await countsDifference(pool)).toEqual(EQUAL);
@@ -81,8 +78,7 @@ describe('per-source counts kept by triggers (sql/017)', () => {
     expect(await organisationOfSource(pool, 'default')).toBe(h.org);
 
     // re-reads: the ticks again (unchanged rows get synced_at), and an UPDATE that changes nothing counted
-    await tickPayments(deps);
-    await tickTransfers(deps);
+    await syncAll(h);
     await pool.query('UPDATE reporting.payments SET synced_at = now()');
     await pool.query('UPDATE reporting.transfer_positions SET seen_at = now()');
     expect(await countsDifference(pool)).toEqual(EQUAL);

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Pool, PoolClient } from 'pg';
-import { harnessFor } from './helpers/sync-harness.js';
+import { harnessFor, syncAll } from './helpers/sync-harness.js';
 
 /** 012's run, from the log: per source and stream with a complete window. */
 const RUN_FROM_LOG = `
@@ -84,10 +84,7 @@ describe('sync_health from the kept run (sql/017)', () => {
   it('equals 012 computed from the log after ticks and every kind of window write', async () => {
     const h = harness();
     const pool = h.runtime.pool;
-    const { tickPayments, tickTransfers } = await import('../src/sync/tick.js');
-    const deps = h.runtime.syncContext(h.settings.sources[0]!);
-    await tickPayments(deps);
-    await tickTransfers(deps);
+    await syncAll(h);
     expect((await pool.query(RUN_FROM_VIEW)).rows.length).toBeGreaterThan(0);
     expect(await runDifference(pool)).toEqual(EQUAL);
 

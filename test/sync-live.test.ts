@@ -6,11 +6,12 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { UpstreamAuthError } from '../src/errors.js';
 import type { SimOptions } from '../src/sim/types.js';
 import { parseWindowKey } from '../src/sync/checkpoints.js';
-import { tickPayments, tickTransfers } from '../src/sync/tick.js';
+import { tickPayments } from '../src/sync/tick.js';
 import { runPaymentsWindow } from '../src/sync/window-run.js';
 import {
   paymentDifferences,
   startHarness,
+  syncAll,
   transferDifferences,
   type Harness,
 } from './helpers/sync-harness.js';
@@ -20,13 +21,6 @@ afterEach(async () => {
   await h?.close();
   h = null;
 });
-
-async function tickAll(harness: Harness) {
-  const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
-  const payments = await tickPayments(deps);
-  const transfers = await tickTransfers(deps);
-  return { payments, transfers };
-}
 
 const SWITCH_CASES: Array<[string, SimOptions['switches'], Record<string, string>?]> = [
   [
@@ -57,7 +51,7 @@ const SWITCH_CASES: Array<[string, SimOptions['switches'], Record<string, string
 describe('a live tick copies the service exactly', () => {
   it.each(SWITCH_CASES)('%s', async (_label, switches) => {
     h = await startHarness({ name: 'live', sim: { switches } });
-    const { payments, transfers } = await tickAll(h);
+    const { payments, transfers } = await syncAll(h);
     expect(payments.windows.every((w) => w.outcome === 'complete')).toBe(true);
     expect(transfers?.outcome).toBe('complete');
     expect(await paymentDifferences(h)).toEqual([]);
@@ -89,7 +83,7 @@ describe('pages are loaded in batches of PAGE_SIZE', () => {
       expect(row.status).toBe(truth.get(row.id)?.status);
     }
     h.sim.setSwitches({ pageCap: null, ignorePage: false });
-    await tickAll(h);
+    await syncAll(h);
     expect(await paymentDifferences(h)).toEqual([]);
   });
 });
@@ -97,12 +91,12 @@ describe('pages are loaded in batches of PAGE_SIZE', () => {
 describe('status changes and late records', () => {
   it('picks up status changes after time passes and records each transition once in the history', async () => {
     h = await startHarness({ name: 'status' });
-    await tickAll(h);
+    await syncAll(h);
     const before = await h.runtime.pool.query(
       `SELECT count(*)::int AS n FROM reporting.payment_status_history`,
     );
     h.sim.advance(6 * 3600_000);
-    await tickAll(h);
+    await syncAll(h);
     expect(await paymentDifferences(h)).toEqual([]);
     expect(await transferDifferences(h)).toEqual([]);
     const after = await h.runtime.pool.query(
@@ -121,12 +115,12 @@ describe('status changes and late records', () => {
       sim: { switches: { shape: 'wrapper', paymentOrder: 'asc', driftPerPage: 1 } },
       env: { SYNC_LOOKBACK: '10d' }, // the simulator backdates drift records anywhere in a window
     });
-    const { payments } = await tickAll(h);
+    const { payments } = await syncAll(h);
     expect(payments.windows.every((w) => w.outcome === 'complete')).toBe(true);
     expect(payments.windows.some((w) => w.reads > 1)).toBe(true); // the shortfall was seen and re-read
     // records created after a window's last page are the next tick's: once the service is quiet, all land
     h.sim.setSwitches({ driftPerPage: 0 });
-    await tickAll(h);
+    await syncAll(h);
     expect(await paymentDifferences(h)).toEqual([]);
   });
 });
@@ -134,7 +128,7 @@ describe('status changes and late records', () => {
 describe('bad input and faults', () => {
   it('quarantines malformed records with their reason while the rest of their page lands', async () => {
     h = await startHarness({ name: 'malformed', sim: { malformed: 7 } });
-    await tickAll(h);
+    await syncAll(h);
     expect(await paymentDifferences(h)).toEqual([]);
     const rejects = await h.runtime.pool.query(`SELECT stream, reason FROM reporting.sync_rejects`);
     expect(rejects.rows.length).toBeGreaterThanOrEqual(7);
@@ -149,7 +143,7 @@ describe('bad input and faults', () => {
     });
     // a window whose retries run out is read again by the next tick; a few ticks settle everything
     for (let tick = 0; tick < 4; tick++) {
-      const { payments, transfers } = await tickAll(h);
+      const { payments, transfers } = await syncAll(h);
       if (payments.windows.every((w) => w.outcome === 'complete') && transfers?.outcome === 'complete') break;
     }
     expect(await paymentDifferences(h)).toEqual([]);
@@ -180,7 +174,7 @@ describe('large windows', () => {
     // 1100 records over the last 24 h: whatever the time of day, one of the two local days it touches holds
     // at least 550 of them, more than 50 pages of 10 (with 700 this failed between about 07:00 and 17:00 UTC)
     h = await startHarness({ name: 'split', sim: { days: 1, perDay: 1100 }, env: { PAGE_SIZE: '10' } });
-    const { payments } = await tickAll(h);
+    const { payments } = await syncAll(h);
     expect(payments.windows.every((w) => w.outcome === 'complete')).toBe(true);
     expect(await subWindows(h)).toBeGreaterThan(0);
     expect(await paymentDifferences(h)).toEqual([]);
@@ -192,7 +186,7 @@ describe('large windows', () => {
       sim: { days: 1, perDay: 700, switches: { ignoreDateFilter: true } },
       env: { PAGE_SIZE: '10' },
     });
-    const { payments } = await tickAll(h);
+    const { payments } = await syncAll(h);
     expect(payments.windows.every((w) => w.outcome === 'complete')).toBe(true);
     expect(await subWindows(h)).toBeLessThanOrEqual(payments.windows.length); // at most one read each
     expect(await paymentDifferences(h)).toEqual([]);
@@ -206,17 +200,17 @@ describe('revisits', () => {
       sim: { days: 6 },
       env: { SYNC_LOOKBACK: '1d', REVISIT_EVERY: '1h' },
     });
-    await tickAll(h);
+    await syncAll(h);
     const pending = await h.runtime.pool.query(
       `SELECT count(*)::int AS n FROM reporting.payments WHERE status IN ('INIT', 'PENDING') AND created_at < $1`,
       [new Date(h.sim.now().getTime() - 2 * 86_400_000)],
     );
     expect(pending.rows[0].n).toBeGreaterThan(0); // the simulator keeps some payments pending for days
     h.sim.advance(10 * 60_000);
-    const soon = await tickAll(h);
+    const soon = await syncAll(h);
     expect(soon.payments.revisits).toEqual([]); // read less than REVISIT_EVERY ago: not yet
     h.sim.advance(3 * 3600_000);
-    const later = await tickAll(h);
+    const later = await syncAll(h);
     expect(later.payments.revisits.length).toBeGreaterThan(0);
     expect(later.payments.revisits.every((w) => w.outcome === 'complete')).toBe(true);
     expect(await paymentDifferences(h)).toEqual([]); // the older days' status changes landed
@@ -272,13 +266,13 @@ describe('a bare-array window is confirmed by a second read', () => {
 describe('Redis is fast, Postgres is durable', () => {
   it('rebuilds checkpoints from the sync log after Redis loses them, without a full re-sync', async () => {
     h = await startHarness({ name: 'flush', sim: { days: 6 }, env: { SYNC_LOOKBACK: '1d' } });
-    const first = await tickAll(h);
+    const first = await syncAll(h);
     const checkpoint = first.payments.checkpoint;
     expect(checkpoint).not.toBeNull();
     const keys = await h.runtime.redis.keys(`${h.prefix}*`);
     await h.runtime.redis.del(...keys);
     h.sim.advance(3600_000);
-    const second = await tickAll(h);
+    const second = await syncAll(h);
     expect(second.payments.from.getTime()).toBeGreaterThan(first.payments.from.getTime());
     expect(second.payments.checkpoint!.getTime()).toBeGreaterThanOrEqual(checkpoint!.getTime());
     expect(await paymentDifferences(h)).toEqual([]);

@@ -11,6 +11,7 @@ import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { startSimulator } from '../../src/sim/server.js';
 import type { RunningSimulator, SimOptions } from '../../src/sim/types.js';
 import { DateTime } from 'luxon';
+import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
 import { localDayOf } from '../../src/sync/windows.js';
 import { createTestDatabase } from './db.js';
 
@@ -103,6 +104,14 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       await db.drop();
     },
   };
+}
+
+/** One payments tick, then one transfers tick, of the harness's first source: their results. */
+export async function syncAll(h: Harness) {
+  const deps = h.runtime.syncContext(h.settings.sources[0]!);
+  const payments = await tickPayments(deps);
+  const transfers = await tickTransfers(deps);
+  return { payments, transfers };
 }
 
 /**
