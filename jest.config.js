@@ -6,5 +6,5 @@ export default {
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 60_000,
-  reporters: ['default', '<rootDir>/test/summary-reporter.js'],
+  reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
 };

@@ -7,7 +7,7 @@
  * process announces (src/pause-point.ts), never after a sleep. Nobody re-runs anything by hand: the run
  * matches when the backfill ends done on its own, the warehouse equals the simulator record by record,
  * nothing is doubled, and the day's pack is whole as its manifest names it. `bench/soak.ts` repeats it
- * over seeds; `test/drills-crash.test.ts` runs a short version.
+ * over seeds; `test/drills/crash-loop.test.ts` runs a short version.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

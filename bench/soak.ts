@@ -1,5 +1,5 @@
 /**
- * The crash soak (not part of npm test; a 2-run version is test/drills-crash.test.ts):
+ * The crash soak (not part of npm test; a 2-run version is test/drills/crash-loop.test.ts):
  *   npm run build && node dist/bench/soak.js [--runs 20] [--seed-base N]
  * Each run uses its own simulator seed, database, queue prefix and export folder, kills workers (and in
  * some runs an export) with SIGKILL at seeded named pause points where it hurts most, and checks that the

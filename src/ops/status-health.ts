@@ -1,6 +1,6 @@
 /**
  * Health at a glance, per source and stream, pure: ok, behind or failing, with the reason in words and the
- * lag in people's units. The thresholds are the alerts' (ops/alerts.yml; test/status-parts.test.ts reads
+ * lag in people's units. The thresholds are the alerts' (ops/alerts.yml; test/ops/status-parts.test.ts reads
  * that file and fails if they drift), so the page and the alarms never disagree about what is wrong.
  */
 import type { StreamStatus } from './status-data.js';

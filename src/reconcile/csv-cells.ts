@@ -12,7 +12,7 @@
  * number or text, never as a formula.
  * Amounts and timestamps are produced by paysync itself (NUMERIC text, ISO 8601) and are not free text.
  * The records files apply the same rule to the bytes PostgreSQL writes (pack-csv.ts), from the same
- * constants; test/pack-csv.test.ts checks that both give the same cells.
+ * constants; test/reconcile/pack-csv.test.ts checks that both give the same cells.
  */
 
 /** The characters a formula cell can start with. */
@@ -20,7 +20,7 @@ export const FORMULA_FIRST_CHARACTERS = ['=', '+', '-', '@', '\t', '\r'] as cons
 /** A phone number: `+` then this many digits (E.164). */
 export const PHONE_DIGITS = { min: 6, max: 15 } as const;
 
-// the same rule as the two constants above, after any leading spaces (test/csv-cells.test.ts holds them
+// the same rule as the two constants above, after any leading spaces (test/reconcile/csv-cells.test.ts holds them
 // in step)
 const FORMULA_START = /^ *[=+\-@\t\r]/;
 const PHONE = /^\+\d{6,15}$/;

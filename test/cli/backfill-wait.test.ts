@@ -1,0 +1,55 @@
+/** What `backfill --wait` and `--list` say, as pure functions of a backfill's progress and Redis's state. */
+import { describe, expect, it } from '@jest/globals';
+import { describeBackfill, waitingFor } from '../../src/cli/commands/backfill-wait.js';
+import type { BackfillSummary } from '../../src/warehouse/backfill-store.js';
+
+const base: BackfillSummary = {
+  id: 7,
+  sources: ['default'],
+  streams: ['payments', 'transfers'],
+  fromDay: '2026-10-01',
+  toDay: '2026-10-31',
+  timeZone: 'UTC',
+  state: 'running',
+  requestedAt: new Date('2026-11-22T18:00:00Z'),
+  finishedAt: null,
+  total: 32,
+  queued: 17,
+  running: 2,
+  done: 12,
+  failed: 1,
+  cancelled: 0,
+  records: 12034,
+  runs: 19,
+};
+const now = new Date('2026-11-22T18:10:35Z');
+
+describe('backfill --wait says what it waits for', () => {
+  it('items running and queued, and on how many workers', () => {
+    expect(waitingFor(base, { unreachableSince: null, workers: 3 }, now)).toBe(
+      '2 running, 17 queued on 3 worker(s)',
+    );
+  });
+
+  it('no worker connected, and how to start one', () => {
+    expect(waitingFor(base, { unreachableSince: null, workers: 0 }, now)).toBe(
+      '2 running, 17 queued; no worker connected: start one with `paysync worker`',
+    );
+  });
+
+  it('Redis unreachable, since when and for how long', () => {
+    const since = new Date('2026-11-22T18:10:00Z');
+    expect(waitingFor(base, { unreachableSince: since, workers: null }, now)).toBe(
+      'Redis unreachable since 2026-11-22T18:10:00.000Z (35s); workers re-queue this backfill from PostgreSQL when it is back',
+    );
+  });
+});
+
+describe('backfill --list', () => {
+  it('shows progress, failures and re-runs after crashes', () => {
+    expect(describeBackfill(base)).toBe(
+      '#7 running 2026-10-01 → 2026-10-31 (UTC) payments+transfers of default: 12/32 done, 1 failed, 2 running, 17 queued; ' +
+        '12034 records; 4 re-run(s) after crashes or retries; requested 2026-11-22T18:00:00.000Z',
+    );
+  });
+});

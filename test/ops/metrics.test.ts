@@ -1,0 +1,110 @@
+/**
+ * The worker's metrics and health endpoints, against a real sync: after ticks run by a real BullMQ
+ * worker, /metrics shows records, requests by endpoint and status, retries, windows, lag, queue depth and
+ * the last successful tick; /healthz and /readyz answer for Redis, PostgreSQL and draining.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { Queue } from 'bullmq';
+import { checkHealth } from '../../src/ops/health.js';
+import { PaysyncMetrics, RESULT_DAYS } from '../../src/ops/metrics.js';
+import { startHarness, type Harness } from '../helpers/sync-harness.js';
+import {
+  httpGet,
+  insertReconcileRun,
+  sample,
+  settled,
+  startOpsStack,
+  type OpsStack,
+} from '../helpers/ops.js';
+
+let h: Harness | null = null;
+let stack: OpsStack | null = null;
+afterEach(async () => {
+  await stack?.close();
+  await h?.close();
+  stack = null;
+  h = null;
+});
+
+const get = (url: string) => httpGet(url);
+
+describe('paysync worker metrics', () => {
+  it('exposes what a sync did and where it stands, in Prometheus format', async () => {
+    h = await startHarness({ name: 'opsmetrics', env: { METRICS_PORT: '0' } });
+    stack = await startOpsStack(h);
+    h.sim.setSwitches({ serverErrorRate: 0.2 });
+    const queue = stack.running.queue as unknown as Queue;
+    for (const stream of ['payments', 'transfers']) {
+      const job = await queue.add('tick', { source: 'default', stream }, { jobId: `t-${stream}` });
+      expect(await settled(queue, job.id as string)).toBe('completed');
+    }
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    await insertReconcileRun(stack.runtime.pool, yesterday, 1);
+    const { status, text } = await get(`${stack.ops.metricsUrl}/metrics`);
+    expect(status).toBe(200);
+    const pay = { source: 'default', stream: 'payments' };
+    expect(sample(text, 'paysync_records_synced_total', pay)).toBeGreaterThan(0);
+    expect(sample(text, 'paysync_records_synced_total', { ...pay, stream: 'transfers' })).toBeGreaterThan(0);
+    expect(
+      sample(text, 'paysync_upstream_requests_total', { source: 'default', status: '200' }),
+    ).toBeGreaterThan(0);
+    expect(
+      sample(text, 'paysync_upstream_requests_total', { source: 'default', status: '500' }),
+    ).toBeGreaterThan(0);
+    expect(sample(text, 'paysync_upstream_retries_total', { source: 'default' })).toBeGreaterThan(0);
+    expect(sample(text, 'paysync_window_duration_seconds_count', pay)).toBeGreaterThan(0);
+    expect(sample(text, 'paysync_sync_lag_seconds', pay)).not.toBeNull();
+    expect(sample(text, 'paysync_incomplete_windows', pay)).toBe(0);
+    expect(sample(text, 'paysync_queue_jobs', { state: 'completed' })).toBe(2);
+    expect(sample(text, 'paysync_last_successful_tick_timestamp_seconds', pay)).toBeGreaterThan(
+      Date.now() / 1000 - 120,
+    );
+    expect(sample(text, 'paysync_jobs_total', { name: 'tick', outcome: 'completed' })).toBe(2);
+    expect(sample(text, 'paysync_status_scrape_error')).toBe(0);
+    expect(sample(text, 'paysync_reconcile_mismatches', { day: yesterday })).toBe(1);
+  });
+
+  it('answers /healthz and /readyz, and turns unready while draining', async () => {
+    h = await startHarness({ name: 'opshealth', env: { METRICS_PORT: '0' } });
+    stack = await startOpsStack(h);
+    const health = await get(`${stack.ops.metricsUrl}/healthz`);
+    expect(health.status).toBe(200);
+    expect(JSON.parse(health.text)).toEqual({ status: 'ok', process: 'ok', redis: 'ok', postgres: 'ok' });
+    expect((await get(`${stack.ops.metricsUrl}/readyz`)).status).toBe(200);
+    stack.ops.draining();
+    const ready = await get(`${stack.ops.metricsUrl}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(JSON.parse(ready.text).worker).toMatch(/draining/);
+    expect((await get(`${stack.ops.metricsUrl}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('health checks', () => {
+  it('report an unreachable or hanging dependency instead of hanging', async () => {
+    const report = await checkHealth({
+      redis: { ping: () => new Promise<'PONG'>(() => undefined) },
+      pool: { query: (() => Promise.reject(new Error('connect ECONNREFUSED'))) as never },
+      timeoutMs: 100,
+    });
+    expect(report.ok).toBe(false);
+    expect(report.checks.redis).toMatch(/no answer within 100 ms/);
+    expect(report.checks.postgres).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe('reconcile and export results', () => {
+  it('are gauges per day, keeping only the last days', async () => {
+    const m = new PaysyncMetrics();
+    for (let d = 1; d <= RESULT_DAYS + 2; d++) {
+      const day = `2026-10-${String(d).padStart(2, '0')}`;
+      m.recordReconcileResult(day, d === 16 ? 3 : 0);
+      m.recordExportResult(day, 1);
+    }
+    const text = await m.render();
+    expect(sample(text, 'paysync_reconcile_mismatches', { day: '2026-10-16' })).toBe(3);
+    expect(sample(text, 'paysync_reconcile_mismatches', { day: '2026-10-03' })).toBe(0);
+    expect(sample(text, 'paysync_reconcile_mismatches', { day: '2026-10-02' })).toBeNull();
+    expect(sample(text, 'paysync_export_version', { day: '2026-10-16' })).toBe(1);
+    expect(sample(text, 'paysync_export_version', { day: '2026-10-01' })).toBeNull();
+  });
+});

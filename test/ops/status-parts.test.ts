@@ -1,0 +1,267 @@
+/**
+ * The status page's rules without a server: a day is shown final only when its pack is final and the
+ * export's own rule still says so; the health badges use the alerts' thresholds (read from
+ * ops/alerts.yml, so a changed alert fails here); every upstream-derived string is escaped; an empty
+ * chart says so; a backfill without progress has no ETA.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { readFile } from 'node:fs/promises';
+import type { StreamCoverage } from '../../src/reconcile/coverage.js';
+import { paceOf } from '../../src/ops/status-backfills.js';
+import type { CalendarDay } from '../../src/ops/status-calendar.js';
+import { dayState, reconcileLabel, type DayStateInput } from '../../src/ops/status-day-state.js';
+import type { StreamStatus } from '../../src/ops/status-data.js';
+import {
+  LAG_ALERT_FOR,
+  LAG_ALERT_SECONDS,
+  peopleDuration,
+  streamHealth,
+} from '../../src/ops/status-health.js';
+import { renderStatusPage } from '../../src/ops/status-page.js';
+import { renderChart } from '../../src/ops/status-svg.js';
+
+const DAY = '2026-03-10';
+const window = { start: new Date('2026-03-10T00:00:00Z'), end: new Date('2026-03-11T00:00:00Z') };
+const covered: StreamCoverage[] = [
+  { source: 'default', stream: 'payments', gap: null },
+  { source: 'default', stream: 'transfers', gap: null },
+];
+const clean = { checkedAt: new Date('2026-03-11T02:00:00Z'), mismatches: 0, unexplained: 0, quarantined: 0 };
+const base: DayStateInput = {
+  day: DAY,
+  window,
+  now: new Date('2026-04-20T00:00:00Z'),
+  horizonMs: 30 * 86_400_000,
+  coverage: covered,
+  openRecords: 0,
+  pack: { version: 2, state: 'final', generatedAt: new Date('2026-03-11T02:05:00Z'), stateReason: '' },
+  reconcile: clean,
+  backfillReading: false,
+};
+
+describe('a calendar day is final only by the export rule', () => {
+  it('final pack, facts still final: final', () => {
+    expect(dayState(base).state).toBe('final');
+  });
+
+  it('final pack, but a later reconcile found an unexplained difference: provisional, saying why', () => {
+    const later = { ...clean, checkedAt: new Date('2026-03-12T00:00:00Z'), mismatches: 1, unexplained: 3 };
+    const v = dayState({ ...base, reconcile: later });
+    expect(v.state).toBe('provisional');
+    expect(v.reason).toMatch(/pack v2 was published final, but no longer is: .*unexplained differences/);
+    expect(reconcileLabel(later)).toBe('3 unexplained');
+  });
+
+  it('a provisional pack stays provisional even when the facts are final now (finance reads the pack)', () => {
+    const pack = { ...base.pack!, state: 'provisional' as const };
+    expect(dayState({ ...base, pack })).toMatchObject({
+      state: 'provisional',
+      reason: expect.stringMatching(/next export publishes it final/),
+    });
+  });
+
+  it('open records before the settle horizon keep a day provisional; after it they do not', () => {
+    const early = { ...base, now: new Date('2026-03-12T00:00:00Z'), openRecords: 4 };
+    expect(dayState(early).state).toBe('provisional');
+    expect(dayState({ ...early, now: base.now }).state).toBe('final');
+  });
+
+  it('incomplete packs, uncovered days, today and days a backfill reads', () => {
+    const gap = { from: new Date('2026-03-10T06:00:00Z'), to: window.end };
+    const partial: StreamCoverage[] = [{ source: 'default', stream: 'payments', gap }, covered[1]!];
+    expect(dayState({ ...base, pack: { ...base.pack!, state: 'incomplete' } }).reason).toMatch(
+      /sync covers it now: the next daily export restates it/,
+    );
+    const none = { ...base, pack: null, reconcile: null, coverage: partial };
+    expect(dayState(none)).toMatchObject({
+      state: 'not-synced',
+      reason: expect.stringMatching(/^partly synced/),
+    });
+    expect(dayState({ ...none, backfillReading: true }).state).toBe('syncing');
+    expect(dayState({ ...none, now: new Date('2026-03-10T12:00:00Z') }).state).toBe('syncing');
+    expect(dayState({ ...base, pack: null }).state).toBe('provisional'); // covered, but no pack yet
+  });
+
+  it('names the reconcile result in words', () => {
+    expect(reconcileLabel(null)).toBe('not reconciled');
+    expect(reconcileLabel(clean)).toBe('matched');
+    expect(reconcileLabel({ ...clean, quarantined: 5 })).toBe('explained by 5 quarantined');
+    expect(reconcileLabel({ ...clean, mismatches: 2 })).toBe('amounts differ in 2 statuses');
+  });
+});
+
+const stream = (over: Partial<StreamStatus> = {}): StreamStatus => ({
+  source: 'default',
+  stream: 'transfers',
+  checkpoint: '2026-03-10T00:00:00.000Z',
+  lagSeconds: 120,
+  openWindows: [],
+  incompleteWindows: [],
+  lastSuccessAt: '2026-03-10T00:02:00.000Z',
+  lastError: null,
+  lastErrorAt: null,
+  openRejects: 0,
+  ...over,
+});
+
+describe('health badges agree with the alerts', () => {
+  it('uses the lag threshold and duration of PaysyncSyncLagging in ops/alerts.yml', async () => {
+    const alerts = await readFile('ops/alerts.yml', 'utf8');
+    const rule = /alert: PaysyncSyncLagging\n(?:.*\n)*?\s+expr: (.*)\n\s+for: (\S+)/.exec(alerts);
+    expect(rule?.[1]).toMatch(new RegExp(`> ${LAG_ALERT_SECONDS}$`));
+    expect(rule?.[2]).toBe(LAG_ALERT_FOR);
+    expect(alerts).toMatch(/max by \(source, stream\) \(paysync_incomplete_windows\) > 0/);
+  });
+
+  it('ok under the threshold, behind over it, failing with the reason in words', () => {
+    expect(streamHealth(stream({ lagSeconds: LAG_ALERT_SECONDS }))).toMatchObject({
+      badge: 'ok',
+      reason: 'transfers 30 min behind',
+    });
+    expect(streamHealth(stream({ lagSeconds: LAG_ALERT_SECONDS + 60 })).badge).toBe('behind');
+    const windows = ['a', 'b', 'c'].map((w) => ({
+      window: w,
+      detail: 'failed: HTTP 503 Service Unavailable',
+    }));
+    expect(streamHealth(stream({ lagSeconds: 42 * 60, incompleteWindows: windows }))).toMatchObject({
+      badge: 'failing',
+      reason: 'transfers 42 min behind: 3 windows failing with 503',
+    });
+    const failedLast = stream({ lastErrorAt: '2026-03-10T00:05:00.000Z', lastError: 'x UPSTREAM_AUTH: 401' });
+    expect(streamHealth(failedLast).badge).toBe('failing');
+    expect(peopleDuration(3 * 3600 + 5 * 60)).toBe('3 h 5 min');
+    expect(peopleDuration(2 * 86_400 + 4 * 3600)).toBe('2 days 4 h');
+  });
+});
+
+describe('the page escapes what it did not write', () => {
+  it('hostile source names, record ids, reasons and errors come out as text', () => {
+    const evil = '<img src=x onerror=alert(1)>"\'&';
+    const day: CalendarDay = {
+      day: DAY,
+      state: 'provisional',
+      reason: evil,
+      pack: {
+        version: 1,
+        state: 'provisional',
+        generatedAt: new Date(),
+        stateReason: evil,
+        files: [{ name: evil, path: `${DAY}/v1/${evil}`, rows: 1, sha256: evil }],
+        totals: [{ stream: evil, records: 1, amount: evil }],
+      },
+      reconcile: { ...clean, quarantined: 1 },
+      recordCounts: { quarantined: 1, different: 1 },
+      records: [
+        {
+          kind: 'quarantined',
+          source: evil,
+          stream: evil,
+          id: evil,
+          serviceStatus: null,
+          warehouseStatus: null,
+          serviceAmount: null,
+          warehouseAmount: null,
+          reason: evil,
+        },
+        {
+          kind: 'different',
+          source: evil,
+          stream: evil,
+          id: evil,
+          serviceStatus: evil,
+          warehouseStatus: evil,
+          serviceAmount: evil,
+          warehouseAmount: evil,
+          reason: null,
+        },
+      ],
+      totals: [{ stream: evil, records: 1, amount: evil }],
+      openRecords: 0,
+    };
+    const now = Date.parse('2026-03-11T00:00:00Z');
+    const html = renderStatusPage({
+      status: {
+        queue: { [evil]: 1 },
+        streams: [
+          stream({
+            source: evil,
+            lastError: evil,
+            lastErrorAt: '2026-03-10T00:05:00.000Z',
+            incompleteWindows: [{ window: evil, detail: evil }],
+          }),
+        ],
+      },
+      reconcile: [],
+      generatedAt: new Date(now),
+      queuesPath: '/queues',
+      reconcileDays: 14,
+      zone: 'UTC',
+      calendar: [day],
+      history: {
+        from: now - 86_400_000,
+        to: now,
+        lag: [{ name: evil, points: [{ at: now - 3_600_000, value: 3 }] }],
+        records: [{ name: evil, points: [{ at: now - 3_600_000, value: 3 }] }],
+        rejects: [],
+        failures: [],
+      },
+      backfills: [
+        {
+          id: 1,
+          sources: [evil],
+          streams: [evil],
+          fromDay: evil,
+          toDay: evil,
+          timeZone: evil,
+          state: 'running',
+          requestedAt: new Date(now),
+          finishedAt: null,
+          total: 2,
+          queued: 1,
+          running: 0,
+          done: 0,
+          failed: 1,
+          cancelled: 0,
+          records: 0,
+          runs: 1,
+          left: 1,
+          startedAt: new Date(now - 60_000),
+          failedItems: [{ label: evil, detail: evil }],
+        },
+      ],
+    });
+    expect(html).not.toContain('<img');
+    expect(html).not.toMatch(/onerror=alert\(1\)>"/);
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;');
+  });
+});
+
+describe('charts and pace', () => {
+  it('an empty chart says "no data in the last 24 h" instead of a flat line', () => {
+    const html = renderChart({
+      id: 'c',
+      title: 't',
+      unit: 'u',
+      kind: 'bars',
+      series: [{ name: 's', points: [] }],
+      from: 0,
+      to: 86_400_000,
+      zone: 'UTC',
+    });
+    expect(html).toContain('<p class="no-data">no data in the last 24 h</p>');
+    expect(html).not.toContain('<svg');
+  });
+
+  it('gives an ETA only when there is a rate', () => {
+    const now = new Date('2026-03-10T02:00:00Z');
+    const started = new Date('2026-03-10T00:00:00Z');
+    expect(paceOf({ done: 0, failed: 0, left: 10, startedAt: started, finishedAt: null }, now)).toEqual({
+      perHour: null,
+      etaMs: null,
+    });
+    expect(paceOf({ done: 4, failed: 0, left: 10, startedAt: started, finishedAt: null }, now)).toEqual({
+      perHour: 2,
+      etaMs: 5 * 3_600_000,
+    });
+  });
+});
