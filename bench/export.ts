@@ -147,8 +147,14 @@ async function main(): Promise<void> {
   try {
     for (const [day, n] of SIZES) await insertSyntheticDay(pool, day, ZONE, n);
     await pool.query('VACUUM ANALYZE reporting.payments');
-    console.log(`(load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}, ${cpus().length} cores)`);
-    console.log('rows     export (ms)  export CPU (ms)  psql \\copy (ms)  export/copy  peak RSS (MB)  heap 128 MB');
+    console.log(
+      `(load average at start: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}, ${cpus().length} cores)`,
+    );
+    console.log(
+      'rows     export (ms)  export CPU (ms)  psql \\copy (ms)  export/copy  peak RSS (MB)  heap 128 MB',
+    );
     const figures: Figures[] = [];
     for (const [day, n] of SIZES) {
       await psqlCopy(day, join(work, `warm-${day}.csv`)); // warm the cache for both
@@ -171,7 +177,11 @@ async function main(): Promise<void> {
         boundedRss: Math.round(bounded.maxRssMb),
       });
     }
-    console.log(`(load average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+    console.log(
+      `(load average at end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')})`,
+    );
     if (JSON_ROWS) console.log(JSON.stringify(tableRows(figures)));
   } finally {
     await pool.end();

@@ -115,7 +115,12 @@ async function ledgerVersion(client: PoolClient, day: string): Promise<number> {
  * snapshot (restatement.ts), which is the ledger's latest version's, so only when that is `latest` (an
  * EXPORT_DIR restored from elsewhere counts as changed).
  */
-async function sameRecords(client: PoolClient, range: [Date, Date], day: string, latest: Manifest): Promise<boolean> {
+async function sameRecords(
+  client: PoolClient,
+  range: [Date, Date],
+  day: string,
+  latest: Manifest,
+): Promise<boolean> {
   if ((await ledgerVersion(client, day)) !== latest.version) return false;
   return !(await changedSinceLastVersion(client, range, day));
 }

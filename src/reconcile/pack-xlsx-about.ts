@@ -71,7 +71,9 @@ function table(items: unknown, lead: Cell[] = []): Cell[][] {
   if (rows.length === 0) return [];
   const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const columns = keys.map((k) =>
-    /amount/i.test(k) ? amounts(rows.map((r) => r[k])) : rows.map((r) => (typeof r[k] === 'number' ? n(r[k]) : t(r[k]))),
+    /amount/i.test(k)
+      ? amounts(rows.map((r) => r[k]))
+      : rows.map((r) => (typeof r[k] === 'number' ? n(r[k]) : t(r[k]))),
   );
   return [
     [...lead.map(() => t('')), ...keys.map(t)],
@@ -84,7 +86,11 @@ function factRows(m: Record<string, unknown>): Cell[][] {
     [t('day'), t(m.day)],
     [t('time zone'), t(m.timeZone)],
     [t('version'), n(m.version)],
-    [t('layout'), n(m.layout ?? 1), t('the version of the pack\'s layout (files, sheets, formats) this version was written with')],
+    [
+      t('layout'),
+      n(m.layout ?? 1),
+      t("the version of the pack's layout (files, sheets, formats) this version was written with"),
+    ],
     [t('state'), t(m.state)],
   ];
   if (m.stateReason !== undefined) rows.push([t('state reason'), t(m.stateReason)]);
@@ -108,7 +114,7 @@ function reconcileRows(value: unknown): Cell[][] {
       [
         t('reconcile'),
         t(
-          'none when this version was written; the latest result is in the day\'s top manifest.json, `paysync status` and reporting.reconcile_results',
+          "none when this version was written; the latest result is in the day's top manifest.json, `paysync status` and reporting.reconcile_results",
         ),
       ],
     ];

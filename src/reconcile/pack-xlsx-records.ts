@@ -52,7 +52,12 @@ export async function amountLookOf(
 /** A sink taking the records file's CSV bytes (PostgreSQL's, header line first) for `input.sheet`. */
 export async function recordsSheetSink(input: RecordsSheetInput, look: AmountLook): Promise<ByteSink> {
   const { zip, sheet, zone } = input;
-  const frame: SheetFrame = { columns: recordsColumns(sheet, zone), table: true, selected: false, day: input.day };
+  const frame: SheetFrame = {
+    columns: recordsColumns(sheet, zone),
+    table: true,
+    selected: false,
+    day: input.day,
+  };
   const transcoder = new RecordRowsTranscoder({
     kinds: sheet.kinds,
     look,
@@ -61,7 +66,6 @@ export async function recordsSheetSink(input: RecordsSheetInput, look: AmountLoo
   });
   const report: TableReport = { rows: 0, sheets: [], flags: transcoder.flags };
   let part = '';
-  let rowsBefore = 0;
   const begin = async () => {
     const n = report.sheets.length + 1;
     report.sheets.push(n === 1 ? sheet.name : `${sheet.name} (${n})`);
@@ -69,9 +73,11 @@ export async function recordsSheetSink(input: RecordsSheetInput, look: AmountLoo
     await zip.beginEntry(part);
     await zip.write(sheetHead(frame) + headerRowXml(frame.columns));
   };
-  const close = async () => {
-    const lastRow = 1 + transcoder.rows - rowsBefore;
-    rowsBefore = transcoder.rows;
+  // a sheet breaks exactly when full, so only the last one's rows need counting
+  const close = async (full: boolean) => {
+    const lastRow = full
+      ? input.maxRows
+      : 1 + transcoder.rows - (input.maxRows - 1) * (report.sheets.length - 1);
     await zip.write(sheetTail(frame, lastRow));
     await zip.endEntry();
     input.onSheet({ name: report.sheets.at(-1) as string, part, frame, lastRow });
@@ -79,7 +85,7 @@ export async function recordsSheetSink(input: RecordsSheetInput, look: AmountLoo
   const put = async (pieces: RowsPiece[]) => {
     for (const piece of pieces) {
       if (piece === SHEET_BREAK) {
-        await close();
+        await close(true);
         await begin();
       } else await zip.write(piece);
     }
@@ -89,7 +95,7 @@ export async function recordsSheetSink(input: RecordsSheetInput, look: AmountLoo
     write: (chunk) => put(transcoder.transcode(chunk)),
     end: async () => {
       await put(transcoder.finish());
-      await close();
+      await close(false);
       report.rows = transcoder.rows;
       input.onDone(report, look);
     },

@@ -59,7 +59,15 @@ export function summaryValues(input: SummaryInput): unknown[][] {
     if (level !== 'stream_total' && level !== 'total') continue;
     const s = settled(level === 'total' ? null : stream);
     const label = level === 'total' ? 'total_settled' : 'stream_settled';
-    out.push([label, level === 'total' ? null : stream, 'COMPLETE', null, null, s?.records ?? 0, s?.amount ?? '0']);
+    out.push([
+      label,
+      level === 'total' ? null : stream,
+      'COMPLETE',
+      null,
+      null,
+      s?.records ?? 0,
+      s?.amount ?? '0',
+    ]);
   }
   for (const stream of ['payments', 'transfers'] as const) {
     out.push(['quarantined', stream, null, null, null, input.quarantined[stream], null]);

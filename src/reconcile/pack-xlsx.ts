@@ -20,13 +20,15 @@ import { join } from 'node:path';
 import type { ClientBase } from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { aboutRows, type TableReport } from './pack-xlsx-about.js';
+import { amountLookOf, recordsSheetSink, type ByteSink, type WrittenSheet } from './pack-xlsx-records.js';
 import {
-  amountLookOf,
-  recordsSheetSink,
-  type ByteSink,
-  type WrittenSheet,
-} from './pack-xlsx-records.js';
-import { PAYMENTS_SHEET, REJECTS_COLUMNS, REJECTS_SHEET_SQL, SETTLED_SQL, TRANSFERS_SHEET, type RecordsSheet } from './pack-xlsx-query.js';
+  PAYMENTS_SHEET,
+  REJECTS_COLUMNS,
+  REJECTS_SHEET_SQL,
+  SETTLED_SQL,
+  TRANSFERS_SHEET,
+  type RecordsSheet,
+} from './pack-xlsx-query.js';
 import { summarySheet, type SettledRow } from './pack-xlsx-summary.js';
 import { recordsCopySql, SUMMARY_SQL } from './pack-query.js';
 import type { WrittenFile } from './pack-writer.js';
@@ -115,7 +117,12 @@ export class PackWorkbook {
     );
   }
 
-  private async small(name: string, columns: readonly SheetColumn[], rows: Cell[][], table = true): Promise<void> {
+  private async small(
+    name: string,
+    columns: readonly SheetColumn[],
+    rows: Cell[][],
+    table = true,
+  ): Promise<void> {
     const frame: SheetFrame = { columns, table, selected: name === 'summary', day: this.options.day };
     const part = this.nextPart();
     await this.zip.addEntry(part, smallSheetXml(frame, rows));
@@ -129,13 +136,23 @@ export class PackWorkbook {
   async finish(client: ClientBase, input: FinishInput): Promise<WorkbookFile> {
     const { day, zone } = this.options;
     // the same selection as rejects.csv: its counts per stream are summary.csv's quarantined rows
-    const rejects = await queryRows(client, REJECTS_SHEET_SQL, [...input.range, day, zone], REJECTS_COLUMNS, zone);
+    const rejects = await queryRows(
+      client,
+      REJECTS_SHEET_SQL,
+      [...input.range, day, zone],
+      REJECTS_COLUMNS,
+      zone,
+    );
     const quarantined = { payments: 0, transfers: 0 };
     for (const row of rejects.rows) {
       const stream = row[REJECTS_STREAM]?.value;
       if (stream === 'payments' || stream === 'transfers') quarantined[stream] += 1;
     }
-    const summary = await client.query<unknown[]>({ text: SUMMARY_SQL, values: input.range, rowMode: 'array' });
+    const summary = await client.query<unknown[]>({
+      text: SUMMARY_SQL,
+      values: input.range,
+      rowMode: 'array',
+    });
     const settled = await client.query<SettledRow>(SETTLED_SQL, input.range);
     const sheet = summarySheet({ rows: summary.rows, settled: settled.rows, quarantined });
     await this.small('summary', sheet.columns, sheet.rows);
@@ -146,7 +163,12 @@ export class PackWorkbook {
       this.tables.rejects = { rows: rejects.rows.length, sheets: ['rejects'], flags: rejects.flags };
     }
     const manifest = input.manifest as Record<string, unknown>;
-    const about = aboutRows({ manifest, tables: this.tables, looks: this.looks, hasRejects: rejects.rows.length > 0 });
+    const about = aboutRows({
+      manifest,
+      tables: this.tables,
+      looks: this.looks,
+      hasRejects: rejects.rows.length > 0,
+    });
     const widths = [30, 24, 66, 20, 20, 20, 20].map((width) => ({ header: '', width }));
     await this.small('about', widths, about, false);
     await this.parts_(input.range[0]);
@@ -160,10 +182,24 @@ export class PackWorkbook {
   /** The package parts, the sheets in the reader's order: summary, records, rejects, about. */
   private async parts_(created: Date): Promise<void> {
     const rank = (name: string) =>
-      name === 'summary' ? 0 : name.startsWith('payments') ? 1 : name.startsWith('transfers') ? 2 : name === 'rejects' ? 3 : 4;
+      name === 'summary'
+        ? 0
+        : name.startsWith('payments')
+          ? 1
+          : name.startsWith('transfers')
+            ? 2
+            : name === 'rejects'
+              ? 3
+              : 4;
     const shown = [...this.written]
       .sort((a, b) => rank(a.name) - rank(b.name))
-      .map((s) => ({ name: s.name, part: s.part, table: s.frame.table, columns: s.frame.columns.length, lastRow: s.lastRow }));
+      .map((s) => ({
+        name: s.name,
+        part: s.part,
+        table: s.frame.table,
+        columns: s.frame.columns.length,
+        lastRow: s.lastRow,
+      }));
     await this.zip.addEntry('xl/workbook.xml', workbookXml(shown));
     await this.zip.addEntry('xl/_rels/workbook.xml.rels', workbookRelsXml(shown));
     await this.zip.addEntry('xl/styles.xml', stylesXml());
@@ -180,9 +216,16 @@ export class PackWorkbook {
 }
 
 /** Streams a records file's COPY through `sink` alone (no CSV), on `client`'s current transaction. */
-async function copyInto(client: ClientBase, sheet: RecordsSheet, range: [Date, Date], sink: ByteSink): Promise<void> {
+async function copyInto(
+  client: ClientBase,
+  sheet: RecordsSheet,
+  range: [Date, Date],
+  sink: ByteSink,
+): Promise<void> {
   const [start, end] = range.map((d) => client.escapeLiteral(d.toISOString())) as [string, string];
-  for await (const chunk of client.query(copyStreams.to(recordsCopySql(sheet.file, start, end))) as AsyncIterable<Buffer>) {
+  for await (const chunk of client.query(
+    copyStreams.to(recordsCopySql(sheet.file, start, end)),
+  ) as AsyncIterable<Buffer>) {
     await sink.write(chunk);
   }
   await sink.end();

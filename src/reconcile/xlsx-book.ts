@@ -51,7 +51,8 @@ export function rootRelsXml(): string {
 /** `sheets` in the order shown; the first is the one the workbook opens on. */
 export function workbookRelsXml(sheets: readonly BookSheet[]): string {
   const rels = sheets.map(
-    (s, i) => `<Relationship Id="rId${i + 1}" Type="${REL}/worksheet" Target="${s.part.slice('xl/'.length)}"/>`,
+    (s, i) =>
+      `<Relationship Id="rId${i + 1}" Type="${REL}/worksheet" Target="${s.part.slice('xl/'.length)}"/>`,
   );
   rels.push(`<Relationship Id="rId${sheets.length + 1}" Type="${REL}/styles" Target="styles.xml"/>`);
   return `${XML}<Relationships xmlns="${PKG_REL}">${rels.join('')}</Relationships>`;
@@ -68,8 +69,12 @@ export function workbookXml(sheets: readonly BookSheet[]): string {
     if (!s.table) return;
     const last = columnLetters(s.columns - 1);
     const ref = `${quoted(s.name)}!$A$1:$${last}$${s.lastRow}`;
-    names.push(`<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">${xmlText(ref)}</definedName>`);
-    names.push(`<definedName name="_xlnm.Print_Titles" localSheetId="${i}">${xmlText(`${quoted(s.name)}!$1:$1`)}</definedName>`);
+    names.push(
+      `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">${xmlText(ref)}</definedName>`,
+    );
+    names.push(
+      `<definedName name="_xlnm.Print_Titles" localSheetId="${i}">${xmlText(`${quoted(s.name)}!$1:$1`)}</definedName>`,
+    );
   });
   return (
     `${XML}<workbook xmlns="${MAIN}" xmlns:r="${REL}">` +

@@ -144,7 +144,8 @@ export class RecordRowsTranscoder {
     if (this.held) {
       const input = this.held;
       this.held = null;
-      if (this.records(input, true) < input.length) throw new Error('pack.xlsx: the CSV ended inside a record');
+      if (this.records(input, true) < input.length)
+        throw new Error('pack.xlsx: the CSV ended inside a record');
     }
     return this.take();
   }
@@ -235,7 +236,8 @@ export class RecordRowsTranscoder {
         }
       }
       if (!complete) break;
-      if (f !== fields) throw new Error(`pack.xlsx: a CSV record with ${f} fields where ${fields} were expected`);
+      if (f !== fields)
+        throw new Error(`pack.xlsx: a CSV record with ${f} fields where ${fields} were expected`);
       if (this.headerSkipped) this.row(input, i - pos);
       else this.headerSkipped = true;
       pos = i;
@@ -345,7 +347,13 @@ export class RecordRowsTranscoder {
   }
 
   /** Writes a text's content; returns why the cell must be flagged, if it must. */
-  private textContent(input: Buffer, s: number, e: number, quoted: boolean, json: boolean): FlagReason | null {
+  private textContent(
+    input: Buffer,
+    s: number,
+    e: number,
+    quoted: boolean,
+    json: boolean,
+  ): FlagReason | null {
     const special = json ? JSON_SPECIAL : SPECIAL;
     const counted = e - s > SHORT_FIELD; // only a long text can reach a cell's limit
     const out = this.out;
@@ -494,7 +502,8 @@ export class RecordRowsTranscoder {
 
   /** The instant of the 24 bytes of an ISO UTC text at `s`, or NaN. */
   private instant(input: Buffer, s: number): number {
-    if (input[s + 4] !== 0x2d || input[s + 7] !== 0x2d || input[s + 10] !== 0x54 || input[s + 13] !== 0x3a) return NaN;
+    if (input[s + 4] !== 0x2d || input[s + 7] !== 0x2d || input[s + 10] !== 0x54 || input[s + 13] !== 0x3a)
+      return NaN;
     if (input[s + 16] !== 0x3a || input[s + 19] !== 0x2e || input[s + 23] !== 0x5a) return NaN;
     const dateKey = num(input, s, 4) * 10_000 + num(input, s + 5, 2) * 100 + num(input, s + 8, 2);
     if (dateKey !== this.lastDateKey) {

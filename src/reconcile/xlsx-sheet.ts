@@ -33,12 +33,19 @@ export interface SheetFrame {
 /** `A`…`Z`, `AA`… for a 0-based column index. */
 export function columnLetters(index: number): string {
   let name = '';
-  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
+  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26))
+    name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
   return name;
 }
 
 const XML_SPECIAL = /[&<>\r]|_(?=[xX][0-9A-Fa-f]{4}_)/g;
-const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '\r': '_x000D_', _: '_x005F_' };
+const XML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '\r': '_x000D_',
+  _: '_x005F_',
+};
 
 /**
  * Text as the content of an inline string: XML's three specials, a carriage return as the format's

@@ -37,7 +37,10 @@ const COUNT_FORMAT = 3; // the built-in "#,##0"
 const DATE_FORMAT_ID = 164;
 const AMOUNT_FORMAT_BASE = 165;
 
-const xf = (numFmtId: number, opts: { bold?: boolean; fill?: boolean; right?: boolean; wrap?: boolean } = {}) =>
+const xf = (
+  numFmtId: number,
+  opts: { bold?: boolean; fill?: boolean; right?: boolean; wrap?: boolean } = {},
+) =>
   `<xf numFmtId="${numFmtId}" fontId="${opts.bold ? 1 : 0}" fillId="${opts.fill ? 2 : 0}" borderId="0" xfId="0"` +
   ` applyNumberFormat="1"${opts.bold ? ' applyFont="1"' : ''}${opts.fill ? ' applyFill="1"' : ''}` +
   (opts.right || opts.wrap

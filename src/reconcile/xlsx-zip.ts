@@ -61,7 +61,13 @@ export class ZipWriter {
   /** Starts an entry; its data goes through `write` until `endEntry`. */
   async beginEntry(name: string): Promise<void> {
     if (this.current) throw new ZipLayoutError(`zip: ${name} begun before the previous entry ended`);
-    const entry: Written = { name: Buffer.from(name, 'utf8'), offset: this.bytes, crc: 0, compressed: 0, size: 0 };
+    const entry: Written = {
+      name: Buffer.from(name, 'utf8'),
+      offset: this.bytes,
+      crc: 0,
+      compressed: 0,
+      size: 0,
+    };
     const header = Buffer.alloc(30);
     header.writeUInt32LE(0x04034b50, 0);
     header.writeUInt16LE(VERSION, 4);
