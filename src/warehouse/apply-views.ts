@@ -19,6 +19,8 @@
  *   `migrate` then creates the dropped views from their files (a missing view is applied whatever its
  *   ledger row says), so the definition is written once, in its file. IF EXISTS: on a new database a
  *   view that only a file creates does not exist yet when the numbered migrations run.
+ * - A view retired: a numbered migration drops it (same rule) and its file goes; its ledger row stays,
+ *   unused (a file of that name added later has another checksum, so it is applied).
  * - The numbered migrations written before `sql/views/` keep their view DDL as history: they are frozen
  *   (the ledger checks their SHA-256) and a file here replaces what they created.
  */

@@ -79,7 +79,7 @@ describe('the view files', () => {
     expect(await sqlChecksum(dir)).not.toBe(before);
   });
 
-  it('hold every view: numbered migrations after them create or redefine none', async () => {
+  it('hold every view of a migrated database, one file each', async () => {
     const db = await createTestDatabase('views_all');
     try {
       const { rows } = await db.pool.query<{ view: string }>(
@@ -90,6 +90,9 @@ describe('the view files', () => {
     } finally {
       await db.drop();
     }
+  });
+
+  it('are the only place a view is defined: numbered migrations after them create none', async () => {
     const later = (await readdir(defaultSqlDir())).filter(
       (name) => Number(/^(\d{3,})_/.exec(name)?.[1] ?? 0) > LAST_MIGRATION_BEFORE_VIEW_FILES,
     );
