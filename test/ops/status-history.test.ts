@@ -31,7 +31,7 @@ let upserting: TestDatabase;
 let beforeName: string;
 let before: pg.Pool;
 
-/** A database migrated up to 015: the schema the loader wrote status history into before 016. */
+/** A database migrated up to 015: every status a history row, the first one included. */
 async function migratedTo015(name: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'paysync-sql-015-'));
   try {
