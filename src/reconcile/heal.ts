@@ -10,7 +10,7 @@
  * it. The flag is cleared when the service lists the record again. The whole run holds the day's lease.
  */
 import type { Source } from '../config/settings.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { organisationOf } from '../sync/tick.js';
 import { runTransfers } from '../sync/transfers-run.js';
 import { runPaymentsWindow } from '../sync/window-run.js';

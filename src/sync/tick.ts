@@ -6,11 +6,10 @@
  */
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings.js';
-import { warehouseOf } from './adapters.js';
 import { contiguousEnd } from './checkpoint-rebuild.js';
 import type { CheckpointStore } from './checkpoints.js';
 import type { SyncContext } from './context.js';
-import { runTransfers, transferMemoryOf, type TransfersResult } from './transfers-run.js';
+import { runTransfers, type TransfersResult } from './transfers-run.js';
 import { planTransfersRead } from './transfers-plan.js';
 import { runPaymentsWindow, type WindowResult } from './window-run.js';
 import {
@@ -58,7 +57,7 @@ export async function rebuildCheckpoint(
   deps: TickDeps,
   stream: 'payments' | 'transfers',
 ): Promise<Date | null> {
-  const rows = await warehouseOf(deps).completedWindows(deps.source.name, stream);
+  const rows = await deps.warehouse.completedWindows(deps.source.name, stream);
   // Backfill windows do not count: a backfill never moves the live checkpoint (PRODUCT.md).
   const complete = rows.filter((w) => w.outcome === 'complete' && w.kind !== 'backfill');
   if (complete.length === 0) return null;
@@ -168,7 +167,7 @@ async function withPageHint(deps: TickDeps): Promise<TickDeps> {
 async function revisitsDue(deps: TickDeps, windows: Window[], now: Date): Promise<Window[]> {
   if (windows.length === 0) return [];
   const since = new Date(now.getTime() - deps.settings.REVISIT_EVERY);
-  const fresh = await warehouseOf(deps).freshWindows(deps.source.name, 'payments', since, windows);
+  const fresh = await deps.warehouse.freshWindows(deps.source.name, 'payments', since, windows);
   return windows.filter((w) => !fresh.has(`${w.start.getTime()}/${w.end.getTime()}`));
 }
 
@@ -185,7 +184,7 @@ export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport>
   const windows = await runWindows(deps, windowsCovering(from, now, zone), 'live');
   const covered = new Set(windows.map((w) => w.window));
   const horizon = new Date(now.getTime() - settings.SETTLE_HORIZON);
-  const days = await warehouseOf(deps).nonFinalDays(source.name, 'payments', zone, from, horizon);
+  const days = await deps.warehouse.nonFinalDays(source.name, 'payments', zone, from, horizon);
   const unsettled = days.map((d) => dayWindow(d, zone)).filter((w) => !covered.has(windowLabel(w)));
   const revisits = await runWindows(deps, await revisitsDue(deps, unsettled, now), 'revisit');
   await noteWindows(deps, [...windows, ...revisits]);
@@ -207,7 +206,7 @@ async function advanceFrom(deps: TickDeps, windows: WindowResult[], now: Date): 
 
 /** The organisation a source's transfers belong to: the interface gives none, the source's payments do. */
 export async function organisationOf(deps: SyncContext): Promise<string | null> {
-  return warehouseOf(deps).organisationOf(deps.source.name);
+  return deps.warehouse.organisationOf(deps.source.name);
 }
 
 /**
@@ -218,7 +217,7 @@ export async function organisationOf(deps: SyncContext): Promise<string | null> 
 export async function tickTransfers(deps: TickDeps): Promise<TransfersResult | null> {
   const { settings, source } = deps;
   const now = deps.now();
-  const memory = transferMemoryOf(deps);
+  const memory = deps.transferMemory;
   const unsettled = await memory.unsettled(source.name, new Date(now.getTime() - settings.SETTLE_HORIZON));
   const read = planTransfersRead({
     now,

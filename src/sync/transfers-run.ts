@@ -11,7 +11,6 @@
  * mark is cleared by the next read that proves the whole list is held (a tick's, a backfill's, a retry's).
  */
 import { performance } from 'node:perf_hooks';
-import { transferMemoryOf, warehouseOf } from './adapters.js';
 import { clockOf, type SyncContext, type WindowReport } from './context.js';
 import { DistinctIds, decideNewestFirst, decideScan, decideTail, orderOf } from './read-verdict.js';
 import type { ListOrder, TransferList, TransferMemory } from './transfer-state.js';
@@ -73,12 +72,10 @@ interface Verdict {
   windowStart: Date;
 }
 
-export { transferMemoryOf } from './adapters.js';
-
 export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promise<TransfersResult> {
   const startedMs = performance.now();
   const at = clockOf(ctx);
-  const memory = transferMemoryOf(ctx);
+  const memory = ctx.transferMemory;
   const t: RunTally = { ids: new DistinctIds(), records: 0, rejects: 0, pages: 0, reads: 0, maxTotal: null };
   let verdict: Verdict;
   if (plan.mode === 'tail') verdict = await runTail(ctx, memory, plan, t, at);
@@ -267,7 +264,7 @@ async function finish(
     fellBack: v.fellBack,
     detail: v.detail,
   };
-  await warehouseOf(ctx).recordWindow({
+  await ctx.warehouse.recordWindow({
     source: ctx.source.name,
     stream: 'transfers',
     windowStart: v.windowStart,
