@@ -21,10 +21,10 @@ import {
   DEFAULT_SYNC_OPTIONS,
   type SyncContext,
   type SyncOptions,
+  type TickDeps,
   type WindowReport,
 } from './sync/context.js';
 import type { Runtime } from './sync/services.js';
-import type { TickDeps } from './sync/tick.js';
 
 export type { Runtime };
 

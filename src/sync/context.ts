@@ -3,11 +3,13 @@
  * client, Redis connection or adapter of its own (STYLE.md: pure core, thin adapters, passed in): the
  * composition root (src/runtime.ts) builds them and wires them in.
  */
+import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { Logger } from '../log.js';
-import type { Source } from '../config/settings.js';
+import type { Settings, Source } from '../config/settings.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Stream } from '../upstream/schemas.js';
+import type { CheckpointStore } from './checkpoints.js';
 import type { TransferMemory } from './transfer-state.js';
 import type { SyncWarehouse } from './ports.js';
 
@@ -71,6 +73,14 @@ export interface SyncContext {
   checkpoints?: IncompleteMarkers;
   /** What the transfers sync remembers of the list (the root wires the PostgreSQL adapter). */
   transferMemory: TransferMemory;
+}
+
+/** What a live tick, or a backfill item, is handed besides: the settings, the checkpoints, Redis, the clock. */
+export interface TickDeps extends SyncContext {
+  settings: Settings;
+  checkpoints: CheckpointStore;
+  redis: Redis;
+  now: () => Date;
 }
 
 /** The sync clock: `now` when given, else the wall clock. */

@@ -9,13 +9,8 @@ import { pausePoint } from '../pause-point.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { windowKey } from './checkpoints.js';
 import type { SyncWarehouse } from './ports.js';
-import {
-  organisationOf,
-  tickPayments,
-  tickTransfers,
-  type PaymentsTickReport,
-  type TickDeps,
-} from './tick.js';
+import type { TickDeps } from './context.js';
+import { tickPayments, tickTransfers, type PaymentsTickReport } from './tick.js';
 import type { TransfersResult } from './transfers-run.js';
 import { runTransfers } from './transfers-run.js';
 import { runPaymentsWindow } from './window-run.js';
@@ -143,7 +138,7 @@ async function runWindow(
 }
 
 async function runScan(deps: TickDeps): Promise<ItemRun> {
-  const organizationId = await organisationOf(deps); // the interface gives transfers none
+  const organizationId = await deps.warehouse.organisationOf(deps.source.name); // the interface gives transfers none
   const result = await runTransfers(deps, { mode: 'full', stopBefore: null, organizationId });
   if (result.outcome !== 'complete')
     throw new WindowIncompleteError(`transfers scan incomplete: ${result.detail}`);

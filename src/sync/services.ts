@@ -11,7 +11,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import type { CheckpointStore } from './checkpoints.js';
 import type { SyncOptions, WindowReport } from './context.js';
 import type { SyncWarehouse } from './ports.js';
-import type { TickDeps } from './tick.js';
+import type { TickDeps } from './context.js';
 
 export interface Runtime {
   settings: Settings;
