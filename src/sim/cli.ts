@@ -86,8 +86,7 @@ function anomalySwitches(v: Record<string, string | boolean | undefined>): Parti
   if (outage) s.outage = outage;
   const duplicates = number('duplicates', text.duplicates, rate);
   if (duplicates !== undefined) s.duplicateRate = duplicates;
-  if (v['extra-fields'] === true)
-    s.paymentExtraFields = s.transferExtraFields = { ...DEFAULT_EXTRA_FIELDS };
+  if (v['extra-fields'] === true) s.paymentExtraFields = s.transferExtraFields = { ...DEFAULT_EXTRA_FIELDS };
   if (v['echo-key'] === true) s.echoKey = ['api_key_id'];
   return s;
 }

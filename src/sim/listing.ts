@@ -82,8 +82,8 @@ export function pagePlan(length: number, page: number, size: number, a: PagingAn
   if (start < length) return { start, count: Math.min(size, length - start) };
   if (length === 0 || a.pastEnd === 'empty') return { start: length, count: 0 };
   if (a.pastEnd === 'repeat-last') {
-    const last = Math.floor((length - 1) / size) * size;
-    return { start: last, count: length - last };
+    const count = Math.min(size, length);
+    return { start: length - count, count };
   }
   return { start: start % length, count: size };
 }

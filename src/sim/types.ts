@@ -111,9 +111,9 @@ export interface SimSwitches {
    */
   timestampOverrides: Record<string, TimestampOverride>;
   /**
-   * A page past the end of the list: `empty`; `repeat-last`, the list's last page again; `wrap`, a full
-   * page taken round the list from where the page would start (an endless read that, when the list is
-   * longer than a page, never repeats the page before).
+   * A page past the end of the list: `empty`; `repeat-last`, its last `size` records (a full page of
+   * records already served, the same every time); `wrap`, a full page taken round the list from where
+   * the page would start (endless, and when the list is longer than a page never the page before).
    */
   pastEnd: PastEnd;
   /**
@@ -139,7 +139,7 @@ export interface SimSwitches {
   /**
    * A service-side rate limit: 429 with `Retry-After: retryAfterSeconds` when more than
    * `rateLimitRps × rateLimitWindowMs / 1000` requests (this one and refused ones included) arrived in
-   * the trailing `rateLimitWindowMs`. `null`: none.
+   * the trailing `rateLimitWindowMs`, counted from before it was switched on too. `null`: none.
    */
   rateLimitRps: number | null;
   rateLimitWindowMs: number;
