@@ -138,8 +138,8 @@ export interface SimSwitches {
   latencyMs: number;
   /**
    * A service-side rate limit: 429 with `Retry-After: retryAfterSeconds` when more than
-   * `rateLimitRps × rateLimitWindowMs / 1000` requests (this one and those answered 429 included) arrived in
-   * the trailing `rateLimitWindowMs`, counted from before it was switched on too. `null`: none.
+   * `rateLimitRps × rateLimitWindowMs / 1000` requests (this one and any answered 429 included) arrived
+   * in the trailing `rateLimitWindowMs`, counted from before it was switched on too. `null`: none.
    */
   rateLimitRps: number | null;
   rateLimitWindowMs: number;
