@@ -8,7 +8,8 @@
  *   a `.tmp-*` folder, which the next export of the day removes; a reader never sees a partial file.
  * - An unchanged day writes nothing new: the fresh files are compared (SHA-256) with the published ones
  *   and thrown away when equal, so the version and every published byte stay the same.
- * - Two exports of one day never interleave: a session advisory lock per day serialises them.
+ * - Two exports of one day never interleave: an advisory lock per day (pack-lock.ts: transaction-level,
+ *   held by a transaction of its own) serialises them.
  * - A day sync does not cover yet is never published as final: it is refused (DayNotCoveredError) unless
  *   the caller allows an `incomplete` pack; a future day is a usage error.
  */
@@ -107,7 +108,7 @@ type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
  * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the
  * export's snapshot (`SET TRANSACTION SNAPSHOT`): the same instant as everything else in the pack, while
  * the export's own connection computes the summary, the restatement and the next snapshot at the same
- * time (on two cores, a 200k-payment day's export no longer waits for those 0.3 s after the COPY).
+ * time (on two cores, a 200k-payment day's export does not wait for those 0.3 s after the COPY).
  */
 async function writeRecordFiles(
   databaseUrl: string,

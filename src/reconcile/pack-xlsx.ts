@@ -89,7 +89,7 @@ async function writeRecords(
   const cursor = `pack_xlsx_${sheet.name}`;
   await client.query(recordsCursorSql(sheet, cursor), [...input.range, input.zone]);
   // a batch goes out of scope before the wait for the zip: held across it, it would outlive young-
-  // generation collections and pile up in the old one (V8 frees that lazily: peak RSS grew with the day)
+  // generation collections and pile up in the old one (V8 frees that lazily: peak RSS would grow with the day)
   const fetchAndAdd = async (): Promise<number> => {
     const batch = await client.query<unknown[]>({ text: `FETCH ${BATCH} FROM ${cursor}`, rowMode: 'array' });
     for (const row of batch.rows) table.add(row);

@@ -1,6 +1,6 @@
 /**
- * The four endpoints of payment-service-interface.md over the Simulator: auth with the exact 401/403
- * bodies per endpoint, list queries, both list shapes, and initialize's validation.
+ * The four endpoints of the service's interface (docs/upstream.md) over the Simulator: auth with the
+ * exact 401/403 bodies per endpoint, list queries, both list shapes, and initialize's validation.
  *
  * Open points answered here (each can be switched, see switches.ts):
  * - dateFrom/dateTo are Unix seconds compared with createdAt in ms: `createdAt >= dateFrom*1000`

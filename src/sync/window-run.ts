@@ -55,8 +55,8 @@ function emptyTally(): Tally {
 
 /**
  * Adds a read; returns how many ids it brought that the earlier reads had not. The first read's set becomes
- * the tally's instead of being copied (a window's set holds up to 100k ids: the copy was a second set in
- * memory and about 1% of a backfill's CPU); nothing reads that outcome's ids afterwards.
+ * the tally's instead of being copied (a window's set holds up to 100k ids: a copy would be a second set
+ * in memory and about 1% of a backfill's CPU); nothing reads that outcome's ids afterwards.
  */
 function merge(t: Tally, read: ReadOutcome): number {
   const adopt = t.reads === 0 && t.ids.size === 0;

@@ -6,7 +6,7 @@
  * exits 0 with nobody re-running anything, and the live checkpoint is rebuilt from the sync log. Each ends
  * in the same check: the warehouse equals the simulator, record by record, nothing doubled.
  *
- * The outage lasts REDIS_OUTAGE_S seconds as `--wait` reports it (default 3; the drill of the issue is 30).
+ * The outage lasts REDIS_OUTAGE_S seconds as `--wait` reports it (default 3; the 30 s drill sets 30).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -287,8 +287,8 @@ describe('Redis killed and restarted empty', () => {
     expect(await doubledIds(harness.runtime)).toEqual([]);
   });
 
-  // A backfill over the live range once overwrote the live windows' kind in the sync log, so a lost
-  // checkpoint restarted at SYNC_START; the log now keeps a live window live.
+  // A backfill over the live range must not overwrite the live windows' kind in the sync log: a lost
+  // checkpoint would then restart at SYNC_START. The log keeps a live window live.
   it('after a backfill over the live range, the checkpoint is still rebuilt from the sync log', async () => {
     const harness = await startWithPrivateRedis('redisoverlap', { days: 3 });
     const deps = harness.runtime.syncContext(harness.settings.sources[0]!);
