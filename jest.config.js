@@ -1,4 +1,4 @@
-/** Jest runs the TypeScript tests as ESM (got is ESM-only): see TOOLCHAIN.md. */
+/** Jest runs the TypeScript tests as ESM (got is ESM-only), through ts-jest, with `--experimental-vm-modules`. */
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],

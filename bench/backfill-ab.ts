@@ -1,6 +1,6 @@
 /**
- * One backfill scenario, or two builds side by side: the A/B measurement behind each worker change of
- * issue 17 (README "What this session changed"). With `--base DIR` (another checkout's `dist`, built
+ * One backfill scenario, or two builds side by side: the A/B measurement for a change to the worker
+ * (docs/benchmarks.md, "Comparing two builds"). With `--base DIR` (another checkout's `dist`, built
  * with `npx tsc -p tsconfig.build.json`), the base and this build run alternately, `--rounds` times each,
  * each on a fresh simulator and database, and the medians are printed; without it, this build only
  * (with BENCH_CPU_PROF=DIR, the worker's CPU profile is written there).

@@ -1,9 +1,8 @@
 /**
  * Deterministic payment records for the benchmark, shaped like the service's (a short description,
- * a small extra_data object, amounts with and without decimals), plus their CSV form for psql \copy.
+ * a small extra_data object, amounts with and without decimals).
  */
 import type { Payment } from '../src/upstream/schemas.js';
-import { paymentRow, type Row } from '../src/warehouse/stream-tables.js';
 
 const STATUSES = ['COMPLETE', 'COMPLETE', 'COMPLETE', 'FAILED', 'PENDING', 'TIMEOUT', 'INIT'] as const;
 const TYPES = ['PAYMENT', 'DIRECT_PAYMENT', 'TRANSFERT', 'RECHARGE'] as const;
@@ -33,15 +32,4 @@ export function benchPayment(i: number): Payment {
 
 export function benchPayments(count: number): Payment[] {
   return Array.from({ length: count }, (_, i) => benchPayment(i));
-}
-
-const csvField = (value: string | null): string => (value === null ? '' : `"${value.replace(/"/g, '""')}"`);
-
-/** One CSV line (RFC 4180, every value quoted, NULL as an empty unquoted field). */
-export function csvLine(values: Row): string {
-  return `${values.map(csvField).join(',')}\n`;
-}
-
-export function paymentsCsv(records: readonly Payment[], source: string): string {
-  return records.map((p) => csvLine([...paymentRow(p), source])).join('');
 }

@@ -1,7 +1,7 @@
 /**
  * One backfill measured end to end: a simulator process serving N payments over D days, a fresh warehouse,
  * W worker processes, and the wall time from enqueueing the windows to the last one done. The same run
- * also measures the two baselines the issue asks for on the same data: a bare HTTP loop fetching the same
+ * also measures two baselines on the same data: a bare HTTP loop fetching the same
  * pages (parsing JSON only), and `psql \copy` of the same rows into an identical empty table.
  */
 import { execFile } from 'node:child_process';

@@ -65,7 +65,7 @@ export function startWorkerProcess(env: NodeJS.ProcessEnv, concurrency: number):
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
   const args = [...profile, BIN, 'worker', '--no-schedules', '--concurrency', String(concurrency)];
-  // The worker runs as README's "Running in production" says: with a bounded V8 heap (WORKER_NODE_OPTIONS),
+  // The worker runs as docs/operations.md advises: with a bounded V8 heap (WORKER_NODE_OPTIONS),
   // so that its memory stays flat however large the backfill (V8 otherwise grows the heap lazily).
   const nodeOptions = process.env.WORKER_NODE_OPTIONS ?? '--max-old-space-size=128';
   const child = spawn(process.execPath, args, {

@@ -1,8 +1,9 @@
 /**
- * What the runtime can actually do, as limits for settings and arguments. Each one was once accepted and
- * then broke at run time: `UPSTREAM_TIMEOUT=25d` overflowed Node's timer (every request timed out after
- * 1 ms), `JOB_LOCK=50d` made BullMQ renew its lock in a tight loop, `SYNC_START=2026-02-30` was accepted,
- * `SYNC_START=1970-01-01` gave a negative dateFrom. Pure functions: the settings and the CLI use them.
+ * What the runtime can actually do, as limits for settings and arguments. Beyond each one a value would
+ * pass a plain check and break at run time: `UPSTREAM_TIMEOUT=25d` overflows Node's timer (every request
+ * would time out after 1 ms), `JOB_LOCK=50d` makes BullMQ renew its lock in a tight loop,
+ * `SYNC_START=2026-02-30` names no day, `SYNC_START=1970-01-01` gives a negative dateFrom. Pure functions:
+ * the settings and the CLI use them.
  */
 
 /** Node's timers take at most 2^31-1 ms (about 24.8 days); a longer delay fires after 1 ms. */

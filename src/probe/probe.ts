@@ -1,6 +1,6 @@
 /**
  * `probeSource`: a handful of list requests that measure how the service answers the interface's open
- * points (payment-service-interface.md, "Open points" and "Limits"). It is handed its client and its
+ * points (docs/upstream.md, "Open points and how paysync answers them"). It is handed its client and its
  * clock, and reads nothing else. Every finding is derived from what came back, and a finding without
  * enough evidence is reported unknown rather than guessed (see evidence.ts).
  *

@@ -10,7 +10,8 @@
  *   added, removed or updated since the published version's snapshot, its quarantined records or
  *   reconcile differences, its state). The pack's layout (PACK_LAYOUT) is not part of it: after a layout
  *   change, an unchanged day keeps its version, every published byte and its old layout.
- * - Two exports of one day never interleave: a session advisory lock per day serialises them.
+ * - Two exports of one day never interleave: an advisory lock per day (pack-lock.ts: transaction-level,
+ *   held by a transaction of its own) serialises them.
  * - A day sync does not cover yet is never published as final: it is refused (DayNotCoveredError) unless
  *   the caller allows an `incomplete` pack; a future day is a usage error.
  */
@@ -19,7 +20,7 @@ import { join, resolve } from 'node:path';
 import pg, { type PoolClient } from 'pg';
 import { UsageError } from '../errors.js';
 import { pausePoint } from '../pause-point.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import { dayCoverage, DayNotCoveredError, describeGaps, type StreamCoverage } from './coverage.js';
 import { neutralise } from './csv-cells.js';

@@ -4,8 +4,8 @@
  *   HEADER)`), streamed through pack-csv.ts (CRLF record ends, neutralised free text, compact jsonb) into
  *   the file, hashing as
  *   it goes. Memory stays flat whatever the day's size: the stream holds a few chunks, and backpressure
- *   from the file holds the connection back. (It was a cursor → csv-stringify pipeline: PostgreSQL's
- *   COPY makes the 200k-payment export about 3x faster; see bench/export.ts.)
+ *   from the file holds the connection back. (COPY rather than a cursor through csv-stringify: about 3x
+ *   faster on a 200k-payment day; see bench/export.ts.)
  * - The summary: a few computed rows through csv-stringify.
  * Both are RFC 4180 (CRLF record ends; a field with a comma, quote or line break quoted, quotes doubled),
  * UTF-8, with a header row. The caller gives a temporary path and renames it when the whole pack is written.

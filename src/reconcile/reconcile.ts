@@ -13,7 +13,7 @@
 import { resolve } from 'node:path';
 import type { Source } from '../config/settings.js';
 import { isRetryable, PaysyncError, UpstreamError } from '../errors.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { withReconcileLease, type LeaseOptions } from './reconcile-lock.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { dayWindow, type Window } from '../sync/windows.js';

@@ -109,8 +109,8 @@ export function randomPayment(rng: Rng, who: PaymentIdentity): PaymentRecord {
 
 /**
  * A generated payment. Its id and reference follow from (createdAt, org tag, sequence) and are computed
- * when read instead of stored: those two strings were about half of the allocation, and of the GC time,
- * of generating a million payments.
+ * when read instead of stored: stored, those two strings would be about half of the allocation, and of
+ * the GC time, of generating a million payments.
  */
 class GeneratedPayment implements PaymentRecord {
   amount = 0;

@@ -1,6 +1,6 @@
 /**
  * A fast `Date#toISOString` for serving: building a page formats two timestamps per record, and a Date
- * allocation per call was the largest cost of a page. Day prefixes are cached (pages are mostly in time
+ * allocation per call would be the largest cost of a page. Day prefixes are cached (pages are mostly in time
  * order, and a simulator covers a few days); the time of day is assembled from lookup tables.
  * Valid for years 0000–9999, which is all the simulator produces.
  */

@@ -5,7 +5,7 @@
  * at creation (`raw`).
  *
  * After the schema defects come the poison kinds: records a schema alone lets through but that
- * PostgreSQL, a serialiser or the stack refuses (each once failed its whole page on every retry). A
+ * PostgreSQL, a serialiser or the stack refuses (each, unchecked, fails its whole page on every retry). A
  * defect that returns text replaces the record's JSON with it (a duplicate key or a `1e200000` literal
  * cannot be written by JSON.stringify).
  */

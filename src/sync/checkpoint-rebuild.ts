@@ -1,6 +1,6 @@
 /**
- * Rebuilding a lost checkpoint from the warehouse's durable sync log (PRODUCT.md principle 4: Redis is
- * fast, Postgres is durable). Pure: the caller reads the log and writes the result back.
+ * Rebuilding a lost checkpoint from the warehouse's durable sync log (docs/architecture.md, principle 4:
+ * Redis is fast, Postgres is durable). Pure: the caller reads the log and writes the result back.
  */
 
 export interface LoggedWindow {

@@ -1,5 +1,5 @@
 /**
- * Sync progress per source and stream, kept in Redis (fast, shared by every worker; PRODUCT.md
+ * Sync progress per source and stream, kept in Redis (fast, shared by every worker; docs/architecture.md,
  * principle 4). Losing it loses no data: `isMissing` tells the tick to rebuild the checkpoint from the
  * warehouse's sync log (see checkpoint-rebuild.ts).
  *

@@ -1,6 +1,6 @@
 /**
  * The per-source request ceiling (`UPSTREAM_RPS`), shared by every worker process on one Redis
- * (PRODUCT.md principle 6: scale out, and the ceiling still holds).
+ * (docs/architecture.md, principle 6: scale out, and the ceiling still holds).
  *
  * GCRA with a burst of one: a request is granted only when the server clock has reached the bucket's
  * theoretical arrival time (TAT), which then moves to `now + interval` (1/rps, slightly widened: see

@@ -80,7 +80,7 @@ function planTail(i: TransfersPlanInput, list: TransferList): TransfersRead {
 /**
  * How stale the warehouse's transfers may be for this source, in milliseconds, or null when every tick
  * reads them current. Only an unknown order with TRANSFERS_UNORDERED_SCAN_EVERY set is stale: up to that
- * span plus one tick (for `status` and the README).
+ * span plus one tick (for `status` and docs/architecture.md).
  */
 export function transfersStaleness(
   list: TransferList | null,

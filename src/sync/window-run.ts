@@ -7,7 +7,6 @@
  * the incomplete marks of every window it covers.
  */
 import { performance } from 'node:perf_hooks';
-import { warehouseOf } from './adapters.js';
 import { KnownPages, readPaymentsWindow, type ReadOutcome } from './read-window.js';
 import { DistinctIds, decideSplitFirst, decideWindow } from './read-verdict.js';
 import { clearCoveredMarks } from './incomplete-marks.js';
@@ -55,8 +54,8 @@ function emptyTally(): Tally {
 
 /**
  * Adds a read; returns how many ids it brought that the earlier reads had not. The first read's set becomes
- * the tally's instead of being copied (a window's set holds up to 100k ids: the copy was a second set in
- * memory and about 1% of a backfill's CPU); nothing reads that outcome's ids afterwards.
+ * the tally's instead of being copied (a window's set holds up to 100k ids: a copy would be a second set
+ * in memory and about 1% of a backfill's CPU); nothing reads that outcome's ids afterwards.
  */
 function merge(t: Tally, read: ReadOutcome): number {
   const adopt = t.reads === 0 && t.ids.size === 0;
@@ -201,7 +200,7 @@ async function finish(
     ms: Math.round(performance.now() - started.ms),
     detail: verdict.detail,
   };
-  await warehouseOf(ctx).recordWindow({
+  await ctx.warehouse.recordWindow({
     source: ctx.source.name,
     stream: 'payments',
     windowStart: window.start,

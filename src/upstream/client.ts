@@ -73,7 +73,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /**
  * Most items a list page may hold for `size` asked. A service may cap `size` or ignore it and use its own
  * default (an open point), so some slack is allowed; 150,000 items for 100 asked is not a page, it is a
- * broken or hostile answer (it once overflowed the stack where pages were appended).
+ * broken or hostile answer (appended to a read, it would overflow the stack).
  */
 export function maxItemsFor(size: number): number {
   return Math.max(2 * size, size + 1_000);

@@ -108,8 +108,8 @@ export function decideNextPage(
 
 /**
  * A `total` that keeps growing past the first page's figure: records arriving while paging move it a
- * little, a broken or hostile service grows it with every page (once read to the 10,000-page ceiling on
- * every tick). Past half as many pages again as the first total needed, plus two, the read ends as
+ * little, a broken or hostile service grows it with every page (followed, it would lead every tick to the
+ * 10,000-page ceiling). Past half as many pages again as the first total needed, plus two, the read ends as
  * incomplete (it is read again later) instead of following the total.
  */
 export function totalRunaway(e: PageEvidence, size: number): string | null {

@@ -3,7 +3,7 @@
  * over it. A record that breaks one is quarantined with the reason; its neighbours are not affected.
  *
  * - Depth: at most MAX_DEPTH levels (the record itself is level 1). PostgreSQL's JSONB parser, JSON.stringify
- *   and every recursive helper have a stack; a record 5,000 levels deep once failed its whole page with
+ *   and every recursive helper have a stack; a record 5,000 levels deep would fail its whole page with
  *   "Maximum call stack size exceeded". The walk here is iterative, so any depth is measured safely.
  * - Size: at most MAX_VALUES values and MAX_TEXT_CHARS characters of keys and strings.
  * - A key named twice in one object (json-reader.ts marks it): which value the service meant cannot be

@@ -1,6 +1,6 @@
 /**
  * What the warehouse columns can take, checked on a record the schema accepted, before any statement
- * runs. Each of these once failed a whole page on every retry (PostgreSQL's message in brackets):
+ * runs. Each of these, left to PostgreSQL, fails the whole page on every retry (its message in brackets):
  * - amounts beyond NUMERIC or absurd for money ("value overflows numeric format" for `1e200000`);
  * - timestamps PostgreSQL refuses or that no sync can place: a year before 1970 or after 9999
  *   (`0000-01-01`: "date/time field value out of range"), an offset beyond ±14:00, the largest any

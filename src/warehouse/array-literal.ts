@@ -5,7 +5,7 @@
  * replacements and a type dispatch on every element: 13 columns × 1000 rows a page, about 6% of a
  * backfill's worker CPU. Here an element is escaped only when it holds a quote or a backslash, which
  * nearly none does. PostgreSQL receives byte for byte what pg would have sent
- * (test/array-literal.test.ts compares the two on generated values).
+ * (test/upstream/parse-equivalence.test.ts compares the two on generated values).
  */
 import type { Row } from './stream-tables.js';
 

@@ -99,7 +99,8 @@ FROM ${rows}`;
 }
 
 /**
- * `staging` names a table holding the page (the COPY variant measured in bench/); without it the page
+ * `staging` names a table holding the page (COPY into a staging table: measured and not used, see
+ * docs/benchmarks.md "PostgreSQL per row"); without it the page
  * comes as one array parameter per column ($1…$n), and the other parameters follow.
  */
 export function pageSql(table: StreamTable, staging?: string): string {
@@ -167,7 +168,7 @@ ${countsSql("count(*) FILTER (WHERE outcome = 'inserted')", 'classified', finals
  * synced_at moves, a HOT update). `RETURNING xmax = 0` tells which ids it inserted; only the others are
  * looked up in the statement's snapshot (`stored`) to count outcomes and record a status not seen
  * before. No per-id probe for new records; but a known id is locked and rewritten through the conflict
- * path, dearer than pageSql's probe for a page of known ids (README, "PostgreSQL per row"). Same
+ * path, dearer than pageSql's probe for a page of known ids (docs/benchmarks.md, "PostgreSQL per row"). Same
  * parameters and result columns as pageSql.
  */
 export function newRecordsPageSql(table: StreamTable, staging?: string): string {

@@ -1,6 +1,6 @@
 /**
- * Settings and arguments that used to pass validation and break at run time now stop the command at
- * once: exit 2, one line naming what is wrong, no stack trace. And the backfill's range is kept within
+ * Settings and arguments that a plain check would pass and that would break at run time stop the command
+ * at once: exit 2, one line naming what is wrong, no stack trace. And the backfill's range is kept within
  * what exists (1970 to today) and asks for --yes beyond BACKFILL_MAX_DAYS.
  */
 import { describe, expect, it } from '@jest/globals';

@@ -1,6 +1,6 @@
 /**
  * A newcomer without PostgreSQL or Redis running gets one line saying which, at which address, and how
- * to start it, and exit 2: no stack trace (issue 6's promise for the demo and every command).
+ * to start it, and exit 2: no stack trace (for the demo and every command).
  */
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * Bad settings fail loud (PRODUCT.md: exit 2 "with one clear line naming the setting"). The settings are
+ * Bad settings fail loud (exit 2 "with one clear line naming the setting", docs/operations.md). The settings are
  * not hand-listed: the test records which variables parseSettings reads, which are exactly the schema's
  * keys, and tries generic wrong values on each.
  */

@@ -6,7 +6,7 @@
  * exits 0 with nobody re-running anything, and the live checkpoint is rebuilt from the sync log. Each ends
  * in the same check: the warehouse equals the simulator, record by record, nothing doubled.
  *
- * The outage lasts REDIS_OUTAGE_S seconds as `--wait` reports it (default 3; the drill of the issue is 30).
+ * The outage lasts REDIS_OUTAGE_S seconds as `--wait` reports it (default 3; the 30 s drill sets 30).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,7 +17,8 @@ import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { planBackfill } from '../../src/sync/backfill.js';
 import { getBackfill } from '../../src/warehouse/backfill-store.js';
 import { enqueueBackfill } from '../../jobs/backfill-queue.js';
-import { syncStart, tickPayments } from '../../src/sync/tick.js';
+import { tickPayments } from '../../src/sync/tick.js';
+import { syncStart } from '../../src/sync/tick-plan.js';
 import { localDayOf } from '../../src/sync/windows.js';
 import { startWorker, type RunningWorker } from '../../jobs/start-worker.js';
 import { backfillDays, sleep, waitForBackfill } from '../helpers/backfill.js';
@@ -287,8 +288,8 @@ describe('Redis killed and restarted empty', () => {
     expect(await doubledIds(harness.runtime)).toEqual([]);
   });
 
-  // A backfill over the live range once overwrote the live windows' kind in the sync log, so a lost
-  // checkpoint restarted at SYNC_START; the log now keeps a live window live.
+  // A backfill over the live range must not overwrite the live windows' kind in the sync log: a lost
+  // checkpoint would then restart at SYNC_START. The log keeps a live window live.
   it('after a backfill over the live range, the checkpoint is still rebuilt from the sync log', async () => {
     const harness = await startWithPrivateRedis('redisoverlap', { days: 3 });
     const deps = harness.runtime.syncContext(harness.settings.sources[0]!);

@@ -1,7 +1,7 @@
 /**
  * A local PgBouncer in transaction mode in front of the test PostgreSQL (any database: `* =`), on a free
  * port, started and stopped by pid. PgBouncer refuses to run as root: as root it runs as `postgres`.
- * auth_type = trust still needs an auth_file naming the user (TOOLCHAIN.md).
+ * auth_type = trust still needs an auth_file naming the user.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -20,7 +20,7 @@ import { freePort, requireTool, run, start } from '../helpers/processes.js';
 import { uniqueName, urlFor } from '../helpers/db.js';
 import { maintenanceUrl } from '../../src/warehouse/migrate.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
+const ROOT = resolve(import.meta.dirname, '../..');
 const ENTRYPOINT = join(ROOT, 'docker/entrypoint.sh');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 

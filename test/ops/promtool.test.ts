@@ -16,7 +16,7 @@ import { startHarness, type Harness } from '../helpers/sync-harness.js';
 import { httpGet, settled, startOpsStack, type OpsStack } from '../helpers/ops.js';
 import { requireTool, run } from '../helpers/processes.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
+const ROOT = resolve(import.meta.dirname, '../..');
 
 let h: Harness | null = null;
 let stack: OpsStack | null = null;

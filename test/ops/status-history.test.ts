@@ -1,21 +1,23 @@
 /**
- * sql/016 keeps a record's first status on its own row and only later statuses in a table; analysts read
- * reporting.payment_status_history / transfer_status_history, now views. These tests hold them to what
- * the tables held before: the same sequence of pages (first loads, re-reads, status changes, copies
- * arriving out of order, a final status going back, records deleted and loaded again) goes through the
- * statement the loader ran before 016 on a database migrated up to 015 (kept in bench/ as the baseline),
- * and through the loader on a fully migrated database (and through each of its two statements alone,
- * since it picks one per page). The views must give the old tables' rows, the
- * counts the same outcomes; migrating the 015 database must leave its history exactly as it was.
+ * sql/016 keeps a record's first status on its own row and only later statuses in a changes table;
+ * analysts read reporting.payment_status_history / transfer_status_history, views over both. These tests
+ * hold the views to the rows the history tables of the 015 schema hold: the same sequence of pages (first
+ * loads, re-reads, status changes, copies arriving out of order, a final status going back, records
+ * deleted and loaded again) goes through the page statement of the 015 schema on a database migrated up
+ * to 015 (test/helpers/baseline-page-sql.ts), and through the loader on a fully migrated database (and
+ * through each of its two statements alone, since it picks one per page). The views must give the 015
+ * tables' rows, the counts the same outcomes; migrating the 015 database must leave its history exactly
+ * as it was.
  */
 import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
-import { baselinePageSql } from '../../bench/baseline-page-sql.js';
+import { baselinePageSql } from '../helpers/baseline-page-sql.js';
 import type { Payment, Transfer } from '../../src/upstream/schemas.js';
-import { loadPage, pageParams, preparePage, type PageLoad } from '../../src/warehouse/loader.js';
+import type { PageLoad } from '../../src/sync/ports.js';
+import { loadPage, pageParams, preparePage } from '../../src/warehouse/loader.js';
 import { newRecordsPageSql, pageSql } from '../../src/warehouse/page-sql.js';
 import { migrate } from '../../src/warehouse/migrate.js';
 import { defaultSqlDir } from '../../src/warehouse/migration-files.js';
@@ -30,7 +32,7 @@ let upserting: TestDatabase;
 let beforeName: string;
 let before: pg.Pool;
 
-/** A database migrated up to 015: the schema the loader wrote status history into before 016. */
+/** A database migrated up to 015: every status a history row, the first one included. */
 async function migratedTo015(name: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'paysync-sql-015-'));
   try {

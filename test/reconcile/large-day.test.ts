@@ -2,7 +2,7 @@
  * A day the warehouse holds and the service does not list (a service that lost a day, or a warehouse
  * loaded from elsewhere) is reconciled like any other, however many records it holds: every one is a
  * difference, recorded with its id. 150k records: beyond what spreading them as call arguments allows
- * (reconcile once failed there with "RangeError: Maximum call stack size exceeded").
+ * (that would fail with "RangeError: Maximum call stack size exceeded").
  */
 import { describe, expect, it } from '@jest/globals';
 import { insertSyntheticDay } from '../../bench/export-fixture.js';

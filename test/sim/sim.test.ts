@@ -1,5 +1,5 @@
 /**
- * The simulator keeps the promises of payment-service-interface.md over real HTTP: exact auth bodies,
+ * The simulator keeps the promises of the service's interface (docs/upstream.md) over real HTTP: exact auth bodies,
  * initialize validation, both list shapes, paging, orderings, date bounds, filters, scopes, statuses that
  * move with simulated time, malformed records the schemas refuse, determinism and faults.
  */

@@ -1,6 +1,6 @@
 /**
- * Generative (fast-check): pages that mix valid records with random poison — every kind that once failed
- * a whole page (huge or over-precise amounts, impossible years and offsets, ids past the index limit,
+ * Generative (fast-check): pages that mix valid records with random poison — every kind that, unchecked,
+ * fails a whole page (huge or over-precise amounts, impossible years and offsets, ids past the index limit,
  * duplicate keys, deep extra_data, NUL, lone surrogates, same-id copies that disagree) — are read as the
  * client reads them (parseExactJson), validated and loaded. Whatever the mix: every valid record lands
  * exactly, every poison record is quarantined with a reason, and the page never fails.

@@ -1,9 +1,10 @@
 /**
- * What a hostile service can make paysync hold. A 1 MB gzip body that inflates to gigabytes once took the
- * worker to 3.3 GB RSS; a 200 MB body aborted it on the heap limit. Both now end with one clear protocol
- * error at UPSTREAM_MAX_BODY (32 MiB after decompression by default), and the process's peak RSS stays
- * bounded. The client runs in a child process so that its peak RSS is its own (the bound is generous:
- * the figure measured here is in the README).
+ * What a hostile service can make paysync hold. A 1 MB gzip body that inflates to gigabytes, read whole,
+ * would take the worker to gigabytes of RSS; a 200 MB body would abort it on the heap limit. Both end with
+ * one clear protocol error at UPSTREAM_MAX_BODY (32 MiB after decompression by default), and the
+ * process's peak RSS stays bounded. The client runs in a child process so that its peak RSS is its own
+ * (the bound is generous: the figure measured here is in docs/operations.md, "Defences against hostile
+ * input").
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';

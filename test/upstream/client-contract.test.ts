@@ -1,6 +1,6 @@
 /**
- * The client against the simulator (real HTTP on 127.0.0.1), one rule of payment-service-interface.md at
- * a time: auth per endpoint with the exact bodies, initialize's 400 rules, filters, both list shapes, and
+ * The client against the simulator (real HTTP on 127.0.0.1), one rule of the service's interface
+ * (docs/upstream.md) at a time: auth per endpoint with the exact bodies, initialize's 400 rules, filters, both list shapes, and
  * paging under every cap, shape and ordering the open points allow.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';

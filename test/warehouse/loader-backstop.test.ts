@@ -1,6 +1,6 @@
 /**
- * Records that once failed their whole page on every retry. Each now becomes a reject with a reason a
- * person understands, and its neighbours land: the record checks catch what they know, and the backstop
+ * Records that, left to PostgreSQL, fail their whole page on every retry. Each becomes a reject with a
+ * reason a person understands, and its neighbours land: the record checks catch what they know, and the backstop
  * (isolate.ts) isolates whatever PostgreSQL still refuses, quarantining it with PostgreSQL's own message.
  */
 import { createHash } from 'node:crypto';

@@ -46,7 +46,7 @@ async function countOf(pool: Pool, sql: string, params: unknown[] = []): Promise
   return Number((await pool.query(sql, params)).rows[0].n);
 }
 
-/** The question the transfers tick asked before 017, answered from the rows. */
+/** The question the kept counts answer (the source's organisation), computed from the rows themselves. */
 async function organisationFromRows(pool: Pool, source: string): Promise<string | null> {
   const { rows } = await pool.query(
     `SELECT organization_id FROM reporting.payments WHERE source = $1

@@ -1,7 +1,7 @@
 /**
- * The README's example queries for analysts, run exactly as written (the first ```sql block of "For
- * analysts") on a warehouse synced from the simulator: each returns rows, so an analyst trying them on the
- * demo data sees what they describe, not an empty result.
+ * The analysts' example queries, run exactly as written (the first ```sql block of "Example queries" in
+ * docs/analysts.md) on a warehouse synced from the simulator: each returns rows, so an analyst trying them
+ * on the demo data sees what they describe, not an empty result.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
@@ -12,8 +12,10 @@ let h: Harness;
 let statements: string[];
 
 beforeAll(async () => {
-  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## For analysts'));
+  const doc = await readFile(new URL('../../docs/analysts.md', import.meta.url), 'utf8');
+  const start = doc.indexOf('## Example queries');
+  if (start < 0) throw new Error('docs/analysts.md has no "## Example queries" section');
+  const section = doc.slice(start);
   const block = /```sql\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
   statements = block
     .split(/;\s*(?:--[^\n]*)?\n/)
@@ -30,7 +32,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-it('every example query of the README returns rows on simulator data', async () => {
+it('every example query of docs/analysts.md returns rows on simulator data', async () => {
   expect(statements[0]).toMatch(/^SET TIME ZONE/);
   expect(statements.length).toBe(6);
   const client = await h.runtime.pool.connect();
