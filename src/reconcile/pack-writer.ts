@@ -19,7 +19,6 @@ import { stringify } from 'csv-stringify/sync';
 import type { ClientBase } from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { PackCsvStream, type PackCsvColumns } from './pack-csv.js';
-import type { ByteSink } from './pack-xlsx-records.js';
 
 export interface WrittenFile {
   rows: number;
@@ -32,6 +31,12 @@ export interface CopyCsv {
   sql: string;
   /** The free-text columns to neutralise and the jsonb column to compact. */
   columns: PackCsvColumns;
+}
+
+/** Where a stream of bytes goes, one awaited write at a time (the workbook's records sheets). */
+export interface ByteSink {
+  write(chunk: Buffer): Promise<void>;
+  end(): Promise<void>;
 }
 
 /** Hands every chunk to `sink` as well (waiting for it: its pace holds the COPY back too), then ends it. */

@@ -5,6 +5,7 @@
  */
 import type { ClientBase } from 'pg';
 import { DateTime } from 'luxon';
+import type { ByteSink } from './pack-writer.js';
 import type { TableReport } from './pack-xlsx-about.js';
 import { allAmountsExactSql, recordsColumns, type RecordsSheet } from './pack-xlsx-query.js';
 import type { AmountLook } from './xlsx-cells.js';
@@ -12,11 +13,7 @@ import { RecordRowsTranscoder, SHEET_BREAK, type RowsPiece } from './xlsx-rows.j
 import { headerRowXml, sheetHead, sheetTail, type SheetFrame } from './xlsx-sheet.js';
 import type { ZipWriter } from './xlsx-zip.js';
 
-/** Where a stream of bytes goes, one awaited write at a time. */
-export interface ByteSink {
-  write(chunk: Buffer): Promise<void>;
-  end(): Promise<void>;
-}
+export type { ByteSink };
 
 /** What the workbook needs to know of each sheet part it wrote (xlsx-book.ts). */
 export interface WrittenSheet {
