@@ -7,7 +7,7 @@
  */
 import { DAY_REJECTS_FROM, DAY_REJECTS_ORDER } from './pack-rejects.js';
 import { PAYMENTS_FILE, TRANSFERS_FILE, type PackFile } from './pack-query.js';
-import type { RecordColumnKind } from './xlsx-rows.js';
+import type { RecordColumnKind } from './xlsx-record-rows.js';
 import type { SheetColumn } from './xlsx-sheet.js';
 
 export type ColumnKind = 'text' | 'json' | 'amount' | 'time' | 'count';

@@ -1,7 +1,7 @@
 /**
  * Pure cell rules of the pack's workbook (pack.xlsx): what a spreadsheet can show exactly, and what must
  * be shown as flagged text instead. Nothing here rounds or drops a character silently. The records
- * sheets apply the same rules to bytes as they stream (xlsx-rows.ts); these are the rules for the small
+ * sheets apply the same rules to bytes as they stream (xlsx-record-rows.ts); these are the rules for the small
  * sheets and the reference the byte path is tested against.
  *
  * - Amounts, one look per column (`amountLook`): a spreadsheet holds an IEEE double and shows at most 15

@@ -1,7 +1,7 @@
 /**
  * One worksheet's XML (SpreadsheetML, ECMA-376 part 1 §18.3) around its rows: the frame every sheet of
  * the pack shares, and the rows of the small sheets (summary, rejects, about) rendered from typed cells.
- * The records sheets' rows come from xlsx-rows.ts, between the same head and tail.
+ * The records sheets' rows come from xlsx-record-rows.ts, between the same head and tail.
  *
  * The frame: the header row frozen (tables), fixed column widths, an autofilter over the table, and a
  * print setup a reader can use as it is: landscape, the table fitted to the page's width (as many pages

@@ -21,7 +21,7 @@ export const STYLE = {
 export const AMOUNT_BASE = 11;
 export const BOLD_AMOUNT_BASE = AMOUNT_BASE + MAX_SCALE + 1;
 
-/** The style index of a small sheet's cell (records sheets set theirs in xlsx-rows.ts). */
+/** The style index of a small sheet's cell (records sheets set theirs in xlsx-record-rows.ts). */
 export function styleOf(cell: Cell): number {
   if (cell.header) return STYLE.header;
   if (cell.flag) return cell.amountText ? STYLE.amountTextFlagged : STYLE.textFlagged;

@@ -1,7 +1,7 @@
 /**
  * The workbook's cell rules, with no server: which amounts a spreadsheet shows exactly and in which look,
  * the text it carries exactly (a carriage return included) or flags, and the records sheets' byte path
- * (xlsx-rows.ts) giving exactly the cells of the rules, whatever the text and wherever chunks end.
+ * (xlsx-record-rows.ts) giving exactly the cells of the rules, whatever the text and wherever chunks end.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -19,7 +19,11 @@ import {
   wallClockCell,
   type Cell,
 } from '../../src/reconcile/xlsx-cells.js';
-import { RecordRowsTranscoder, SHEET_BREAK, type RecordColumnKind } from '../../src/reconcile/xlsx-rows.js';
+import {
+  RecordRowsTranscoder,
+  SHEET_BREAK,
+  type RecordColumnKind,
+} from '../../src/reconcile/xlsx-record-rows.js';
 import { cellXml, columnLetters, xmlText } from '../../src/reconcile/xlsx-sheet.js';
 
 describe('amounts: exact, one look per column', () => {
