@@ -8,8 +8,9 @@
  */
 import type { PackCsvColumns } from './pack-csv.js';
 
-const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', ${ISO})`;
+/** The SQL printing timestamptz `column` as the service writes instants: ISO 8601 UTC, milliseconds, `Z`. */
+export const utcIsoSql = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** One column of a records file: the service's field name (the header) and the SQL printing it. */
 interface PackColumn {
@@ -48,8 +49,8 @@ export const PAYMENTS_FILE: PackFile = {
     text('phone'),
     text('service_mobile_code'),
     text('extra_data', 'extra_data::text'),
-    exact('createdAt', iso('created_at')),
-    exact('updatedAt', iso('updated_at')),
+    exact('createdAt', utcIsoSql('created_at')),
+    exact('updatedAt', utcIsoSql('updated_at')),
     text('organization_id'),
     text('api_key_id'),
   ],
@@ -67,8 +68,8 @@ export const TRANSFERS_FILE: PackFile = {
     text('phone'),
     text('service_mobile_code'),
     text('status'),
-    exact('createdAt', iso('created_at')),
-    exact('updatedAt', iso('updated_at')),
+    exact('createdAt', utcIsoSql('created_at')),
+    exact('updatedAt', utcIsoSql('updated_at')),
   ],
   json: -1,
 };

@@ -10,11 +10,10 @@
 import { join } from 'node:path';
 import type { PoolClient } from 'pg';
 import { neutralise } from './csv-cells.js';
+import { utcIsoSql } from './pack-query.js';
 import { writeSmallCsv, type WrittenFile } from './pack-writer.js';
 
 export const REJECTS_HEADER = ['id', 'reference', 'stream', 'source', 'reason', 'first_seen', 'raw'] as const;
-
-const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /**
  * The createdAt text a reject was sent with: from its JSON object, or found in the raw text of a record
@@ -51,7 +50,7 @@ export const DAY_REJECTS_ORDER = `r.stream, r.source COLLATE "C", r.record_id CO
 
 const REJECTS_SQL = `
   SELECT r.record_id, r.reference, r.stream, r.source, r.reason,
-         to_char(r.first_seen_at AT TIME ZONE 'UTC', ${ISO}), coalesce(r.raw::text, r.raw_text)
+         ${utcIsoSql('r.first_seen_at')}, coalesce(r.raw::text, r.raw_text)
     FROM ${DAY_REJECTS_FROM}
    ORDER BY ${DAY_REJECTS_ORDER}`;
 

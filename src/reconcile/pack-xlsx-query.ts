@@ -6,7 +6,7 @@
  * REPEATABLE READ snapshot. $1, $2: the day's instant range [start, end).
  */
 import { DAY_REJECTS_FROM, DAY_REJECTS_ORDER } from './pack-rejects.js';
-import { PAYMENTS_FILE, TRANSFERS_FILE, type PackFile } from './pack-query.js';
+import { PAYMENTS_FILE, TRANSFERS_FILE, utcIsoSql, type PackFile } from './pack-query.js';
 import type { RecordColumnKind } from './xlsx-record-rows.js';
 import type { SheetColumn } from './xlsx-sheet.js';
 
@@ -64,14 +64,19 @@ export const TRANSFERS_SHEET: RecordsSheet = {
   widths: { id: 24, reference: 16, amount: 16, name: 28, phone: 15, service_mobile_code: 13, status: 11 },
 };
 
-/** The sheet's columns: the file's, each time column as two (wall clock in `zone`, UTC text). */
+/** A time column as the two columns of a sheet: its wall clock in `zone`, its exact UTC text. */
+export function timeColumns(header: string, zone: string, width: number, utcWidth: number): SheetColumn[] {
+  return [
+    { header: `${header} (${zone})`, width },
+    { header: `${header} UTC`, width: utcWidth },
+  ];
+}
+
+/** The sheet's columns: the file's, each time column as two (timeColumns). */
 export function recordsColumns(sheet: RecordsSheet, zone: string): SheetColumn[] {
   return sheet.file.columns.flatMap((c, i) =>
     sheet.kinds[i] === 'time'
-      ? [
-          { header: `${c.header} (${zone})`, width: TIME_WIDTH },
-          { header: `${c.header} UTC`, width: UTC_WIDTH },
-        ]
+      ? timeColumns(c.header, zone, TIME_WIDTH, UTC_WIDTH)
       : [{ header: c.header, width: sheet.widths[c.header] ?? 16 }],
   );
 }
@@ -124,7 +129,6 @@ export const REJECTS_COLUMNS: readonly QueryColumn[] = [
   col('raw text (not JSON)', 'text', 40, 'raw_text'),
 ];
 
-const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const WALL = `'YYYY-MM-DD"T"HH24:MI:SS.MS'`;
 
 /** The select list of a query sheet: a `time` column gives (wall clock in `zone`, UTC ISO text). */
@@ -132,7 +136,7 @@ export function selectList(columns: readonly QueryColumn[], zone: string): strin
   return columns
     .map((c) =>
       c.kind === 'time'
-        ? `to_char(${c.sql} AT TIME ZONE ${zone}::text, ${WALL}), to_char(${c.sql} AT TIME ZONE 'UTC', ${ISO})`
+        ? `to_char(${c.sql} AT TIME ZONE ${zone}::text, ${WALL}), ${utcIsoSql(c.sql)}`
         : c.sql,
     )
     .join(', ');

@@ -1,7 +1,7 @@
 /**
  * A records sheet of the workbook, fed the bytes of its records file's COPY (pack-writer.ts tees them
- * here while it writes the CSV): the rows are made as the bytes pass (xlsx-record-rows.ts) and deflated into the
- * workbook's ZIP, so the day is read from the warehouse once for both files and never held whole.
+ * here while it writes the CSV): the rows are made as the bytes pass (xlsx-record-rows.ts) and deflated
+ * into the workbook's ZIP, so the day is read from the warehouse once for both files and never held whole.
  */
 import type { ClientBase } from 'pg';
 import { DateTime } from 'luxon';
@@ -9,7 +9,8 @@ import type { ByteSink } from './pack-writer.js';
 import type { TableReport } from './pack-xlsx-about.js';
 import { allAmountsExactSql, recordsColumns, type RecordsSheet } from './pack-xlsx-query.js';
 import type { AmountLook } from './xlsx-cells.js';
-import { RecordRowsTranscoder, SHEET_BREAK, type RowsPiece } from './xlsx-record-rows.js';
+import { RecordRowsTranscoder } from './xlsx-record-rows.js';
+import { SHEET_BREAK, type RowsPiece } from './xlsx-row-bytes.js';
 import { headerRowXml, sheetHead, sheetTail, type SheetFrame } from './xlsx-sheet.js';
 import type { ZipWriter } from './xlsx-zip.js';
 

@@ -6,7 +6,7 @@
  * one-look rule (xlsx-cells.ts).
  */
 import { SUMMARY_HEADER } from './pack-query.js';
-import { amountCell, amountLook, textCell, type AmountLook, type Cell } from './xlsx-cells.js';
+import { amountCell, amountLook, countCell, textCell, type AmountLook, type Cell } from './xlsx-cells.js';
 import type { SheetColumn } from './xlsx-sheet.js';
 
 export interface SettledRow {
@@ -44,10 +44,6 @@ const RECORDS = at('records');
 const TOTAL_LEVELS = new Set(['stream_total', 'stream_settled', 'total', 'total_settled']);
 
 const text = (v: unknown) => textCell(v === null || v === undefined ? null : String(v));
-function count(v: unknown): Cell {
-  const n = typeof v === 'number' ? v : /^\d{1,15}$/.test(String(v)) ? Number(v) : null;
-  return n === null ? text(v) : { value: n, count: true };
-}
 
 /** The summary rows, settled and quarantined rows in place, as values in SUMMARY_HEADER's columns. */
 export function summaryValues(input: SummaryInput): unknown[][] {
@@ -82,7 +78,11 @@ export function summarySheet(input: SummaryInput): SummarySheet {
     const bold = TOTAL_LEVELS.has(String(r[0]));
     return r.map((v, j): Cell => {
       const cell =
-        j === AMOUNT ? amountCell(v === null ? null : String(v), look) : j === RECORDS ? count(v) : text(v);
+        j === AMOUNT
+          ? amountCell(v === null ? null : String(v), look)
+          : j === RECORDS
+            ? countCell(v)
+            : text(v);
       return bold ? { ...cell, bold: true } : cell;
     });
   });

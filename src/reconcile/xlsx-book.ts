@@ -5,6 +5,7 @@
  * sheets and day give the same bytes; no clock is read (the document's date is the day's start).
  */
 import { columnLetters, xmlText } from './xlsx-sheet.js';
+import { RELATIONSHIPS_NS, SPREADSHEET_NS, XML_DECLARATION } from './xlsx-xml.js';
 
 export interface BookSheet {
   name: string;
@@ -15,9 +16,6 @@ export interface BookSheet {
   lastRow: number;
 }
 
-const XML = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
-const MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
-const REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
 const PKG_REL = 'http://schemas.openxmlformats.org/package/2006/relationships';
 const TYPE = 'application/vnd.openxmlformats-officedocument';
 
@@ -26,7 +24,7 @@ export function contentTypesXml(sheets: readonly BookSheet[]): string {
     .map((s) => `<Override PartName="/${s.part}" ContentType="${TYPE}.spreadsheetml.worksheet+xml"/>`)
     .join('');
   return (
-    `${XML}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
+    `${XML_DECLARATION}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
     `<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>` +
     `<Default Extension="xml" ContentType="application/xml"/>` +
     `<Override PartName="/xl/workbook.xml" ContentType="${TYPE}.spreadsheetml.sheet.main+xml"/>` +
@@ -40,10 +38,10 @@ export function contentTypesXml(sheets: readonly BookSheet[]): string {
 
 export function rootRelsXml(): string {
   return (
-    `${XML}<Relationships xmlns="${PKG_REL}">` +
-    `<Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/>` +
+    `${XML_DECLARATION}<Relationships xmlns="${PKG_REL}">` +
+    `<Relationship Id="rId1" Type="${RELATIONSHIPS_NS}/officeDocument" Target="xl/workbook.xml"/>` +
     `<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/>` +
-    `<Relationship Id="rId3" Type="${REL}/extended-properties" Target="docProps/app.xml"/>` +
+    `<Relationship Id="rId3" Type="${RELATIONSHIPS_NS}/extended-properties" Target="docProps/app.xml"/>` +
     '</Relationships>'
   );
 }
@@ -52,10 +50,12 @@ export function rootRelsXml(): string {
 export function workbookRelsXml(sheets: readonly BookSheet[]): string {
   const rels = sheets.map(
     (s, i) =>
-      `<Relationship Id="rId${i + 1}" Type="${REL}/worksheet" Target="${s.part.slice('xl/'.length)}"/>`,
+      `<Relationship Id="rId${i + 1}" Type="${RELATIONSHIPS_NS}/worksheet" Target="${s.part.slice('xl/'.length)}"/>`,
   );
-  rels.push(`<Relationship Id="rId${sheets.length + 1}" Type="${REL}/styles" Target="styles.xml"/>`);
-  return `${XML}<Relationships xmlns="${PKG_REL}">${rels.join('')}</Relationships>`;
+  rels.push(
+    `<Relationship Id="rId${sheets.length + 1}" Type="${RELATIONSHIPS_NS}/styles" Target="styles.xml"/>`,
+  );
+  return `${XML_DECLARATION}<Relationships xmlns="${PKG_REL}">${rels.join('')}</Relationships>`;
 }
 
 const quoted = (name: string) => `'${name.replace(/'/g, "''")}'`;
@@ -77,7 +77,7 @@ export function workbookXml(sheets: readonly BookSheet[]): string {
     );
   });
   return (
-    `${XML}<workbook xmlns="${MAIN}" xmlns:r="${REL}">` +
+    `${XML_DECLARATION}<workbook xmlns="${SPREADSHEET_NS}" xmlns:r="${RELATIONSHIPS_NS}">` +
     '<bookViews><workbookView activeTab="0"/></bookViews>' +
     `<sheets>${list}</sheets>` +
     (names.length > 0 ? `<definedNames>${names.join('')}</definedNames>` : '') +
@@ -88,7 +88,7 @@ export function workbookXml(sheets: readonly BookSheet[]): string {
 export function coreXml(created: Date): string {
   const at = created.toISOString().replace(/\.\d{3}Z$/, 'Z');
   return (
-    `${XML}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
+    `${XML_DECLARATION}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
     'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" ' +
     'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">' +
     '<dc:creator>paysync</dc:creator><cp:lastModifiedBy>paysync</cp:lastModifiedBy>' +
@@ -100,7 +100,7 @@ export function coreXml(created: Date): string {
 
 export function appXml(): string {
   return (
-    `${XML}<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">` +
+    `${XML_DECLARATION}<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">` +
     '<Application>paysync</Application></Properties>'
   );
 }

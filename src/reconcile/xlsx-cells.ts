@@ -1,8 +1,8 @@
 /**
  * Pure cell rules of the pack's workbook (pack.xlsx): what a spreadsheet can show exactly, and what must
  * be shown as flagged text instead. Nothing here rounds or drops a character silently. The records
- * sheets apply the same rules to bytes as they stream (xlsx-record-rows.ts); these are the rules for the small
- * sheets and the reference the byte path is tested against.
+ * sheets apply the same rules to bytes as they stream (xlsx-record-rows.ts); these are the rules for the
+ * small sheets and the reference the byte path is tested against.
  *
  * - Amounts, one look per column (`amountLook`): a spreadsheet holds an IEEE double and shows at most 15
  *   significant digits, so a column is numbers only when every amount in it has at most 15 significant
@@ -99,6 +99,16 @@ export function amountCell(decimal: string | null, look: AmountLook): Cell {
   return { value: Number(decimal), scale: scaleOf(decimal), decimal };
 }
 
+/**
+ * A count (records, times seen): a whole number of at most 15 digits, as a JavaScript number or its text,
+ * is a number shown with thousands separators; anything else is text.
+ */
+export function countCell(value: unknown): Cell {
+  if (typeof value === 'number') return { value, count: true };
+  const text = value === null || value === undefined ? null : String(value);
+  return text !== null && /^-?\d{1,15}$/.test(text) ? { value: Number(text), count: true } : textCell(text);
+}
+
 /** The number format of an amount at `scale` decimals, with thousands separators. */
 export function amountFormat(scale: number): string {
   return scale > 0 ? `#,##0.${'0'.repeat(scale)}` : '#,##0';
@@ -167,27 +177,4 @@ export function dateSerialParts(wallClockMs: number): { days: number; fraction: 
 export function dateSerialText(wallClockMs: number): string {
   const { days, fraction } = dateSerialParts(wallClockMs);
   return `${days}.${String(fraction).padStart(10, '0')}`;
-}
-
-/**
- * jsonb text as the service wrote it: PostgreSQL prints a space after every `:` and `,` outside strings,
- * the service does not (the same compaction pack-csv.ts applies to the CSV's bytes). Numbers keep their
- * exact text.
- */
-export function compactJsonText(text: string): string {
-  let out = '';
-  let inString = false;
-  let from = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x20) {
-      out += text.slice(from, i);
-      from = i + 1;
-    }
-  }
-  return out + text.slice(from);
 }

@@ -3,11 +3,12 @@
  * column as two (wall clock in REPORT_TIMEZONE, exact UTC text), flagged cells counted.
  */
 import type { ClientBase } from 'pg';
-import type { QueryColumn } from './pack-xlsx-query.js';
+import { compactJson } from './pack-rejects.js';
+import { timeColumns, type QueryColumn } from './pack-xlsx-query.js';
 import {
   amountCell,
   amountLook,
-  compactJsonText,
+  countCell,
   textCell,
   wallClockCell,
   type Cell,
@@ -26,19 +27,12 @@ const UTC_WIDTH = 26;
 function sheetColumns(columns: readonly QueryColumn[], zone: string): SheetColumn[] {
   return columns.flatMap((c) =>
     c.kind === 'time'
-      ? [
-          { header: `${c.header} (${zone})`, width: c.width },
-          { header: `${c.header} UTC`, width: UTC_WIDTH },
-        ]
+      ? timeColumns(c.header, zone, c.width, UTC_WIDTH)
       : [{ header: c.header, width: c.width }],
   );
 }
 
 const asText = (v: unknown) => (v === null || v === undefined ? null : String(v));
-
-function countCell(text: string | null): Cell {
-  return text !== null && /^-?\d{1,15}$/.test(text) ? { value: Number(text), count: true } : textCell(text);
-}
 
 /** The rows of `sql` (array mode) typed by `columns`, whose `time` columns select two values each. */
 export async function queryRows(
@@ -65,7 +59,7 @@ export async function queryRows(
         case 'amount':
           return [amountCell(v, looks[k] ?? 'number')];
         case 'json':
-          return [textCell(v === null ? null : compactJsonText(v))];
+          return [textCell(v === null ? null : compactJson(v))];
         case 'count':
           return [countCell(v)];
         default:

@@ -14,6 +14,7 @@
  */
 import { dateSerialText, type Cell } from './xlsx-cells.js';
 import { STYLE, styleOf } from './xlsx-styles.js';
+import { RELATIONSHIPS_NS, SPREADSHEET_NS, XML_DECLARATION } from './xlsx-xml.js';
 
 export interface SheetColumn {
   header: string;
@@ -92,8 +93,8 @@ export function sheetHead(frame: SheetFrame): string {
     .map((c, i) => `<col min="${i + 1}" max="${i + 1}" width="${c.width}" customWidth="1"/>`)
     .join('');
   return (
-    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
-    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">' +
+    XML_DECLARATION +
+    `<worksheet xmlns="${SPREADSHEET_NS}" xmlns:r="${RELATIONSHIPS_NS}">` +
     '<sheetPr><pageSetUpPr fitToPage="1"/></sheetPr>' +
     `<sheetViews><sheetView workbookViewId="0"${frame.selected ? ' tabSelected="1"' : ''}>${pane}</sheetView></sheetViews>` +
     '<sheetFormatPr defaultRowHeight="15"/>' +

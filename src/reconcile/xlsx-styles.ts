@@ -1,9 +1,10 @@
 /**
  * The workbook's cell styles (xl/styles.xml) and the index of each: a fixed table, so a cell's style is a
- * constant the writers put in its `s` attribute. Text and flagged text have one-digit indexes (1 and 2, 6
- * and 7), so the records writer can flag a cell after its opening tag is written by changing one byte.
+ * constant the writers put in its `s` attribute (a flagged records cell is written again with its flag's
+ * style: xlsx-text-cell.ts).
  */
 import { amountFormat, DATE_TIME_FORMAT, MAX_SCALE, type Cell } from './xlsx-cells.js';
+import { SPREADSHEET_NS, XML_DECLARATION } from './xlsx-xml.js';
 
 export const STYLE = {
   text: 1,
@@ -21,7 +22,7 @@ export const STYLE = {
 export const AMOUNT_BASE = 11;
 export const BOLD_AMOUNT_BASE = AMOUNT_BASE + MAX_SCALE + 1;
 
-/** The style index of a small sheet's cell (records sheets set theirs in xlsx-record-rows.ts). */
+/** The style index of a small sheet's cell (the records sheets' byte writers put theirs directly). */
 export function styleOf(cell: Cell): number {
   if (cell.header) return STYLE.header;
   if (cell.flag) return cell.amountText ? STYLE.amountTextFlagged : STYLE.textFlagged;
@@ -72,8 +73,8 @@ export function stylesXml(): string {
     ...scales.map((s) => xf(AMOUNT_FORMAT_BASE + s, { bold: true })),
   ];
   return (
-    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
-    '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
+    XML_DECLARATION +
+    `<styleSheet xmlns="${SPREADSHEET_NS}">` +
     `<numFmts count="${numFmts.length}">${numFmts.join('')}</numFmts>` +
     '<fonts count="2"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font>' +
     '<font><b/><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts>' +

@@ -10,7 +10,6 @@ import {
   amountCell,
   amountFormat,
   amountLook,
-  compactJsonText,
   dateSerialText,
   groupedDecimal,
   isExactNumber,
@@ -19,11 +18,9 @@ import {
   wallClockCell,
   type Cell,
 } from '../../src/reconcile/xlsx-cells.js';
-import {
-  RecordRowsTranscoder,
-  SHEET_BREAK,
-  type RecordColumnKind,
-} from '../../src/reconcile/xlsx-record-rows.js';
+import { compactJson } from '../../src/reconcile/pack-rejects.js';
+import { RecordRowsTranscoder, type RecordColumnKind } from '../../src/reconcile/xlsx-record-rows.js';
+import { SHEET_BREAK } from '../../src/reconcile/xlsx-row-bytes.js';
 import { cellXml, columnLetters, xmlText } from '../../src/reconcile/xlsx-sheet.js';
 
 describe('amounts: exact, one look per column', () => {
@@ -139,7 +136,7 @@ describe('times and json', () => {
     ['{"note": "x: y, z \\" q"}', '{"note":"x: y, z \\" q"}'],
     ['{"big": 12345678901234567890.123456789}', '{"big":12345678901234567890.123456789}'],
   ])('compacts %s', (jsonb, compact) => {
-    expect(compactJsonText(jsonb)).toBe(compact);
+    expect(compactJson(jsonb)).toBe(compact);
   });
 });
 
@@ -203,7 +200,7 @@ function expectedRow(r: number, values: readonly string[], look: 'number' | 'tex
   values.forEach((v, i) => {
     const kind = KINDS[i];
     if (kind === 'amount') cells.push(amountCell(v === '' ? null : v, look));
-    else if (kind === 'json') cells.push(textCell(compactJsonText(v)));
+    else if (kind === 'json') cells.push(textCell(compactJson(v)));
     else if (kind === 'time') {
       const local = DateTime.fromISO(v, { zone: ZONE }).toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS");
       cells.push(wallClockCell(local), textCell(v));
