@@ -3,8 +3,9 @@
  * benchmark's upstream). Every API request rolls the fault dice first (a gateway's faults come before
  * auth), then is authorised and answered; control routes under `/__sim/` skip both.
  */
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createGatedServer } from '../http-gate.js';
 import { control } from './control.js';
 import { FaultDice, NOT_JSON_BODY, faultResponse } from './faults.js';
 import { type Endpoint, ROUTES, type Reply, authorize, initialize, json, listPage } from './routes.js';
@@ -100,6 +101,19 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
   send(res, reply);
 }
 
+/**
+ * The request gate's caps and timeouts (src/http-gate.ts), not its Host rule: the simulator serves
+ * generated data to whatever name reaches it (compose calls it `simulator`). Idle keep-alive connections
+ * live 30 s (a benchmark's client reuses them); a silent socket 10 minutes, longer than any `slowMs`.
+ */
+const SIM_GATE = {
+  hosts: 'any',
+  securityHeaders: false,
+  maxConnections: 512,
+  keepAliveTimeoutMs: 30_000,
+  socketTimeoutMs: 600_000,
+} as const;
+
 function checkedSwitches(partial: Partial<SimSwitches>): Partial<SimSwitches> {
   const problems = switchProblems(partial);
   if (problems.length > 0) throw new RangeError(`simulator switches: ${problems.join('; ')}`);
@@ -111,13 +125,15 @@ export async function startSimulator(options: SimOptions = {}): Promise<RunningS
   let url = '';
   const paymentUrl = () => options.paymentUrl ?? `${url}/pay`;
   const ctx: Context = { sim, dice: new FaultDice(sim.seed), paymentUrl, lists: 0 };
-  const server = createServer((req, res) => {
-    handle(ctx, req, res).catch((error: unknown) => {
-      if (!res.headersSent) send(res, json(500, { statusCode: 500, message: String(error) }));
-      else res.destroy();
-    });
-  });
-  server.keepAliveTimeout = 30_000;
+  const server = createGatedServer(
+    (req, res) => {
+      handle(ctx, req, res).catch((error: unknown) => {
+        if (!res.headersSent) send(res, json(500, { statusCode: 500, message: String(error) }));
+        else res.destroy();
+      });
+    },
+    SIM_GATE,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
@@ -130,7 +146,7 @@ export async function startSimulator(options: SimOptions = {}): Promise<RunningS
 
 function running(
   sim: Simulator,
-  server: ReturnType<typeof createServer>,
+  server: Server,
   url: string,
   paymentUrl: string,
 ): RunningSimulator {
