@@ -79,7 +79,7 @@ describe('key runs', () => {
       expect(scrubSecrets(`x=${form};`, [KEY])).toBe(`x=${SECRET_MARKER};`);
   });
 
-  it('registered secrets: containsSecret and replaceSecrets with the loader\'s marker', () => {
+  it("registered secrets: containsSecret and replaceSecrets with the loader's marker", () => {
     const registered = 'pk_registered_Hq93kd0Zx';
     registerSecret(registered);
     const field = `echo:${registered.slice(4, 17)}:end`;
