@@ -6,8 +6,10 @@
  * - Files are written into a hidden temporary folder of the day and only published by renaming that
  *   folder to `vN`, then the day's top manifest is replaced (written last). A killed export leaves at most
  *   a `.tmp-*` folder, which the next export of the day removes; a reader never sees a partial file.
- * - An unchanged day writes nothing new: the fresh files are compared (SHA-256) with the published ones
- *   and thrown away when equal, so the version and every published byte stay the same.
+ * - An unchanged day writes nothing new: a day's version changes only when what it says changes (a record
+ *   added, removed or updated since the published version's snapshot, its quarantined records or
+ *   reconcile differences, its state). The pack's layout (PACK_LAYOUT) is not part of it: after a layout
+ *   change, an unchanged day keeps its version, every published byte and its old layout.
  * - Two exports of one day never interleave: an advisory lock per day (pack-lock.ts: transaction-level,
  *   held by a transaction of its own) serialises them.
  * - A day sync does not cover yet is never published as final: it is refused (DayNotCoveredError) unless
@@ -24,9 +26,10 @@ import { dayCoverage, DayNotCoveredError, describeGaps, type StreamCoverage } fr
 import { neutralise } from './csv-cells.js';
 import {
   manifestText,
+  PACK_LAYOUT,
   readLatestManifest,
   replaceFileAtomically,
-  sameContent,
+  sameLists,
   topManifest,
   versionDir,
   type Manifest,
@@ -46,12 +49,13 @@ import {
   type PackFile,
 } from './pack-query.js';
 import { writeCsvFile, writeSmallCsv, type WrittenFile } from './pack-writer.js';
-import { writePackWorkbook } from './pack-xlsx.js';
+import { PackWorkbook } from './pack-xlsx.js';
+import { PAYMENTS_SHEET, TRANSFERS_SHEET, type RecordsSheet } from './pack-xlsx-query.js';
 import { withDayLock } from './pack-lock.js';
 import { packState } from './pack-state.js';
 import { latestReconcile } from './reconcile-store.js';
 import { writeDifferences, writeRejects } from './pack-rejects.js';
-import { changesSinceSnapshot } from './restatement.js';
+import { changedSinceLastVersion, changesSinceSnapshot } from './restatement.js';
 
 export interface ExportResult {
   day: string;
@@ -95,11 +99,31 @@ async function nextVersion(
     .map((name) => /^v(\d+)$/.exec(name)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number);
+  return Math.max(latest?.version ?? 0, await ledgerVersion(client, day), ...onDisk) + 1;
+}
+
+/** The day's latest version in the ledger (0: none); the export snapshot is that version's. */
+async function ledgerVersion(client: PoolClient, day: string): Promise<number> {
   const { rows } = await client.query<{ version: number | null }>(
     'SELECT max(version) AS version FROM reporting.export_versions WHERE day = $1::date',
     [day],
   );
-  return Math.max(latest?.version ?? 0, rows[0]?.version ?? 0, ...onDisk) + 1;
+  return rows[0]?.version ?? 0;
+}
+
+/**
+ * Whether the day's records are those of the published version `latest`: compared with the export
+ * snapshot (restatement.ts), which is the ledger's latest version's, so only when that is `latest` (an
+ * EXPORT_DIR restored from elsewhere counts as changed).
+ */
+async function sameRecords(
+  client: PoolClient,
+  range: [Date, Date],
+  day: string,
+  latest: Manifest,
+): Promise<boolean> {
+  if ((await ledgerVersion(client, day)) !== latest.version) return false;
+  return !(await changedSinceLastVersion(client, range, day));
 }
 
 type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
@@ -108,13 +132,15 @@ type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
  * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the
  * export's snapshot (`SET TRANSACTION SNAPSHOT`): the same instant as everything else in the pack, while
  * the export's own connection computes the summary, the restatement and the next snapshot at the same
- * time (on two cores, a 200k-payment day's export does not wait for those 0.3 s after the COPY).
+ * time (on two cores, a 200k-payment day's export no longer waits for those 0.3 s after the COPY). The
+ * same COPY feeds the workbook's records sheets.
  */
 async function writeRecordFiles(
   databaseUrl: string,
   snapshot: string,
   range: [Date, Date],
   dir: string,
+  workbook: PackWorkbook,
 ): Promise<RecordFiles> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'paysync export' });
   await client.connect();
@@ -125,14 +151,15 @@ async function writeRecordFiles(
       string,
       string,
     ];
-    const csv = (file: PackFile) =>
+    const csv = async (file: PackFile, sheet: RecordsSheet) =>
       writeCsvFile(
         client,
         { sql: recordsCopySql(file, start, end), columns: packCsvColumns(file) },
         join(dir, `${file.name}.csv`),
+        await workbook.recordsSink(client, sheet, range),
       );
-    const payments = await csv(PAYMENTS_FILE);
-    const transfers = await csv(TRANSFERS_FILE);
+    const payments = await csv(PAYMENTS_FILE, PAYMENTS_SHEET);
+    const transfers = await csv(TRANSFERS_FILE, TRANSFERS_SHEET);
     await client.query('COMMIT');
     return { payments, transfers };
   } finally {
@@ -236,9 +263,11 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
   const temp = await mkdtemp(join(dayDir, '.tmp-'));
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
   let recordFiles: Promise<RecordFiles> | undefined;
+  const zone = runtime.settings.REPORT_TIMEZONE;
+  const workbook = PackWorkbook.open(temp, { day, zone });
   try {
     const { rows } = await client.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
-    recordFiles = writeRecordFiles(runtime.settings.DATABASE_URL, rows[0]!.snapshot, range, temp);
+    recordFiles = writeRecordFiles(runtime.settings.DATABASE_URL, rows[0]!.snapshot, range, temp, workbook);
     recordFiles.catch(() => undefined); // awaited below; meanwhile this connection does the rest
     const rejects = await writeRejects(client, range, day, temp);
     const { summary, totals } = await writeSummary(client, range, temp, rejects.counts);
@@ -248,6 +277,7 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     const latest = await readLatestManifest(dayDir);
     // compared with the previous version's snapshot before it is replaced; both undone if nothing changed
     const restatement = latest ? await changesSinceSnapshot(client, range, day, latest.version) : null;
+    const sameDay = latest !== null && (await sameRecords(client, range, day, latest));
     await replaceSnapshot(client, range, day);
     const files: PackFiles<WrittenFile> = {
       ...(await recordFiles),
@@ -258,8 +288,9 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     await pausePoint('export:files-written');
     const counts = { payments: files.payments.rows, transfers: files.transfers.rows };
     const quarantined = rejects.counts;
-    // a day whose files are unchanged keeps its version, unless its state moved (say provisional to final)
-    if (latest && sameContent(latest, files) && latest.state === state.state) {
+    // an unchanged day keeps its version (whatever layout it was written in), unless its state moved
+    if (latest && sameDay && sameLists(latest, files) && latest.state === state.state) {
+      workbook.abort();
       await client.query('ROLLBACK');
       await rm(temp, { recursive: true, force: true });
       // the published files stand; the top manifest follows the latest reconcile and the state's reason
@@ -282,8 +313,9 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     const version = await nextVersion(client, day, dayDir, latest);
     const manifest: Manifest = {
       day,
-      timeZone: runtime.settings.REPORT_TIMEZONE,
+      timeZone: zone,
       version,
+      layout: PACK_LAYOUT,
       generatedAt: new Date().toISOString(),
       ...state,
       files: manifestFiles(files),
@@ -292,14 +324,8 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
       reconcile,
       restatement,
     };
-    // the workbook shows the manifest's facts, so it comes after them (same snapshot, same connection)
-    manifest.files.xlsx = await writePackWorkbook(client, {
-      range,
-      day,
-      zone: manifest.timeZone,
-      dir: temp,
-      manifest,
-    });
+    // the workbook shows the manifest's facts, so it ends after them (same snapshot, same connection)
+    manifest.files.xlsx = await workbook.finish(client, { range, manifest });
     await replaceFileAtomically(join(temp, 'manifest.json'), manifestText(manifest));
     await pausePoint('export:before-publish');
     const dir = join(dayDir, versionDir(version));
@@ -312,6 +338,7 @@ async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): 
     return { day, version, dir, restated, unchanged: false, ...state, counts, quarantined };
   } catch (error) {
     await recordFiles?.catch(() => undefined); // never leave the other connection writing behind us
+    workbook.abort();
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }

@@ -46,7 +46,7 @@ async function redisText(prefix: string): Promise<string> {
       if (type === 'string') parts.push(key, String(await redis.get(key)));
       else if (type === 'hash') parts.push(key, JSON.stringify(await redis.hgetall(key)));
       else if (type === 'list') parts.push(key, JSON.stringify(await redis.lrange(key, 0, -1)));
-      else if (type === 'zset') parts.push(key, JSON.stringify(await redis.zrange(key, 0, -1)));
+      else if (type === 'zset') parts.push(key, JSON.stringify(await redis.zrange(key, '0', '-1')));
       else if (type === 'set') parts.push(key, JSON.stringify(await redis.smembers(key)));
       else if (type === 'stream') parts.push(key, JSON.stringify(await redis.xrange(key, '-', '+')));
     }
