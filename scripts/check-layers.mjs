@@ -59,6 +59,7 @@ export const LAYERS = [
       'src/secret-runs.ts',
       'src/host-names.ts',
       'src/http-gate.ts',
+      'src/terminal-text.ts',
     ],
     may: ['ground'],
   },

@@ -75,7 +75,8 @@ export function hostAllowed(header: string | undefined, rule: HostRule | 'any'):
 function gated(listener: RequestListener, options: GateOptions): RequestListener {
   const { hosts } = options;
   return (req, res) => {
-    if (options.securityHeaders) for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    if (options.securityHeaders)
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
     if (hostAllowed(req.headers.host, hosts)) return listener(req, res);
     const setting = hosts === 'any' ? '' : hosts.setting;
     res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });

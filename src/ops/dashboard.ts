@@ -56,11 +56,7 @@ function queueBoard(queue: Queue, readOnlyMode: boolean): express.Router {
 export function dashboardApp(deps: DashboardDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(
-    requireToken(deps.token),
-    readOnlyWithoutToken(deps.token),
-    sameOriginWrites,
-  );
+  app.use(requireToken(deps.token), readOnlyWithoutToken(deps.token), sameOriginWrites);
   app.get('/', (_req, res) => res.redirect(STATUS_PATH));
   app.get(STATUS_PATH, async (_req, res, next) => {
     try {

@@ -41,7 +41,9 @@ function errorsWithoutDetail(log: Logger) {
     res
       .status(code)
       .type('text/plain')
-      .send(code === 500 ? 'paysync ops: internal error (logged by the worker)\n' : 'paysync ops: bad request\n');
+      .send(
+        code === 500 ? 'paysync ops: internal error (logged by the worker)\n' : 'paysync ops: bad request\n',
+      );
   };
 }
 

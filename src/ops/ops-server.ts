@@ -104,7 +104,13 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
           gatherStatusPage({ pool: runtime.pool, queue, settings, now: () => new Date() }, data),
         token: settings.DASHBOARD_TOKEN,
       });
-      const server = await listenNamed(app, 'DASHBOARD', settings.DASHBOARD_HOST, settings.DASHBOARD_PORT, serve);
+      const server = await listenNamed(
+        app,
+        'DASHBOARD',
+        settings.DASHBOARD_HOST,
+        settings.DASHBOARD_PORT,
+        serve,
+      );
       servers.push(server);
       dashboardUrl = server.url;
     }

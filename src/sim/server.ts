@@ -133,15 +133,12 @@ export async function startSimulator(options: SimOptions = {}): Promise<RunningS
   let url = '';
   const paymentUrl = () => options.paymentUrl ?? `${url}/pay`;
   const ctx: Context = { sim, gate: new RequestGate(sim.seed), paymentUrl, lists: 0 };
-  const server = createGatedServer(
-    (req, res) => {
-      handle(ctx, req, res).catch((error: unknown) => {
-        if (!res.headersSent) send(res, json(500, { statusCode: 500, message: String(error) }));
-        else res.destroy();
-      });
-    },
-    PORT_LIMITS,
-  );
+  const server = createGatedServer((req, res) => {
+    handle(ctx, req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, json(500, { statusCode: 500, message: String(error) }));
+      else res.destroy();
+    });
+  }, PORT_LIMITS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());

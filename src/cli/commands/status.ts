@@ -14,6 +14,7 @@ import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
+import { oneLine } from '../../terminal-text.js';
 import { parseCommandArgs } from '../args.js';
 
 type Row = StreamStatus;
@@ -85,7 +86,7 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
     String(r.incompleteWindows.length),
     String(r.openRejects),
     r.lastSuccessAt ?? '-',
-    r.lastError ?? '-',
+    oneLine(r.lastError ?? '-'), // the service's words: one line, whatever they hold
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
   const line = (cells: string[]) =>
@@ -96,7 +97,7 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
   const out = [line(header), ...body.map(line)];
   for (const r of rows)
     for (const w of r.incompleteWindows)
-      out.push(`  incomplete ${r.source}/${r.stream} ${w.window}: ${w.detail}`);
+      out.push(`  incomplete ${r.source}/${r.stream} ${w.window}: ${oneLine(w.detail)}`);
   out.push(
     '',
     `queue: ${Object.entries(counts)
