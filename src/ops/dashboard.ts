@@ -14,6 +14,15 @@ import type { Pool } from 'pg';
 import { recentReconcileResults } from './reconcile-results.js';
 import { readOnlyWithoutToken, requireToken, sameOriginWrites } from './auth.js';
 import { renderStatusPage } from './status-page.js';
+import {
+  boundBackfills,
+  boundCalendar,
+  pageParameter,
+  pageStatus,
+  reconcileOfPage,
+  renderPaging,
+  type PagedStatus,
+} from './status-paging.js';
 import type { StatusData } from './status-data.js';
 import type { StatusPageExtras } from './status-gather.js';
 
@@ -53,34 +62,52 @@ function queueBoard(queue: Queue, readOnlyMode: boolean): express.Router {
   return serverAdapter.getRouter() as express.Router;
 }
 
+/** The status of the page of sources `?page=` asks for (status-paging.ts); null for a malformed page. */
+async function statusPage(deps: DashboardDeps, query: unknown): Promise<PagedStatus | null> {
+  const page = pageParameter(query);
+  return page === null ? null : pageStatus(await deps.status(), page);
+}
+
 export function dashboardApp(deps: DashboardDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requireToken(deps.token), readOnlyWithoutToken(deps.token), sameOriginWrites);
   app.get('/', (_req, res) => res.redirect(STATUS_PATH));
-  app.get(STATUS_PATH, async (_req, res, next) => {
+  app.get(STATUS_PATH, async (req, res, next) => {
     try {
-      const [status, reconcile] = await Promise.all([
-        deps.status(),
+      const paged = await statusPage(deps, req.query.page);
+      if (!paged)
+        return void res.status(400).type('text/plain').send('paysync ops: ?page= takes a page number\n');
+      const [reconcile, extras] = await Promise.all([
         recentReconcileResults(deps.pool, RECONCILE_DAYS),
+        deps.extras ? deps.extras(paged.status) : Promise.resolve(undefined),
       ]);
-      const extras = deps.extras ? await deps.extras(status) : {};
       const html = renderStatusPage({
-        ...extras,
-        status,
-        reconcile,
+        ...(extras
+          ? {
+              ...extras,
+              calendar: boundCalendar(extras.calendar),
+              backfills: boundBackfills(extras.backfills),
+            }
+          : {}),
+        status: paged.status,
+        reconcile: reconcileOfPage(reconcile, paged),
         generatedAt: (deps.now ?? (() => new Date()))(),
         queuesPath: QUEUES_PATH,
         reconcileDays: RECONCILE_DAYS,
+        paging: renderPaging(paged.paging, STATUS_PATH),
       });
       res.type('html').set('Cache-Control', 'no-store').send(html);
     } catch (error) {
       next(error);
     }
   });
-  app.get(`${STATUS_PATH}.json`, async (_req, res, next) => {
+  app.get(`${STATUS_PATH}.json`, async (req, res, next) => {
     try {
-      res.json(await deps.status());
+      const paged = await statusPage(deps, req.query.page);
+      if (!paged)
+        return void res.status(400).type('text/plain').send('paysync ops: ?page= takes a page number\n');
+      res.json(paged.paging ? { ...paged.status, paging: paged.paging } : paged.status);
     } catch (error) {
       next(error);
     }

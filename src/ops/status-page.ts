@@ -30,6 +30,8 @@ export interface StatusPageInput {
   calendar?: CalendarDay[];
   history?: History;
   backfills?: BackfillView[];
+  /** Many sources: the summary of all of them and the links to each page (status-paging.ts), as HTML. */
+  paging?: string;
 }
 
 function table(headers: string[], rows: string[][], cls = ''): string {
@@ -213,6 +215,7 @@ export function renderStatusPage(input: StatusPageInput): string {
 <body>
 <h1>paysync status</h1>
 <p>generated ${escapeHtml(input.generatedAt.toISOString())}; refreshes every 30 s</p>
+${input.paging ?? ''}
 <h2>Health</h2>
 ${healthSection(input.status)}
 ${calendar}
