@@ -198,7 +198,11 @@ describe('the dashboard without a token', () => {
 
 describe('dashboard protection settings', () => {
   const env = (extra: Record<string, string>) =>
-    parseSettings({ PAYMENTS_BASE_URL: 'http://127.0.0.1:1', PAYMENTS_API_KEY: 'sk_test_protection', ...extra });
+    parseSettings({
+      PAYMENTS_BASE_URL: 'http://127.0.0.1:1',
+      PAYMENTS_API_KEY: 'sk_test_protection',
+      ...extra,
+    });
 
   it('binds to loopback by default and needs DASHBOARD_TOKEN to be exposed', () => {
     expect(env({ DASHBOARD_PORT: '9465' }).DASHBOARD_HOST).toBe('127.0.0.1');
