@@ -5,6 +5,8 @@
  * connection makes room for a new one) and headers time out, so while the flood holds its connections
  * open /healthz still answers, and the worker's own Redis, PostgreSQL and service connections still get
  * descriptors: sync goes on. Without the cap the worker hits EMFILE: the probe is refused and ticks fail.
+ * `paysync sim` has the same gate with a larger cap (512): flooded past the usual limit of 1,024
+ * descriptors, it still answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request } from 'node:http';
@@ -116,5 +118,22 @@ describe('a flood of slow-header connections', () => {
     expect(status.status).toBe(200);
     expect(await windowCompletedAfter(floodStart)).toBeGreaterThan(0);
     expect(worker.output()).not.toMatch(/EMFILE/);
+  });
+
+  it('leaves `paysync sim` answering at 1,024 descriptors', async () => {
+    const port = await freePort();
+    const simulator = start(
+      'sh',
+      ['-c', `ulimit -n 1024 && exec "$0" bin/paysync.js sim --port ${port} --days 1`, process.execPath],
+      { env: { PATH: process.env.PATH ?? '' } },
+    );
+    try {
+      await simulator.waitFor(/listening on/);
+      await slowHeaders(port, 1_100);
+      expect(flood.filter((s) => !s.destroyed && !s.closed).length).toBeGreaterThan(0);
+      expect((await get(port, '/__sim/state')).status).toBe(200);
+    } finally {
+      await simulator.stop(5_000);
+    }
   });
 });
