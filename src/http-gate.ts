@@ -86,9 +86,9 @@ function gated(listener: RequestListener, options: GateOptions): RequestListener
 
 /**
  * Caps the open connections of `server` at `max`: past it, the longest-waiting connection with no request
- * in progress is closed, or the new one when every connection is busy. Returns the live count (tests).
+ * in progress is closed, or the new one when every connection is busy.
  */
-export function capConnections(server: Server, max: number): () => number {
+export function capConnections(server: Server, max: number): void {
   const open = new Set<Socket>();
   const waiting = new Set<Socket>(); // no request in progress, oldest first
   server.on('connection', (socket: Socket) => {
@@ -111,7 +111,6 @@ export function capConnections(server: Server, max: number): () => number {
       if (!socket.destroyed && open.has(socket)) waiting.add(socket); // at the end: the most recent
     });
   });
-  return () => open.size;
 }
 
 /** A node:http server for `listener` behind the gate (not yet listening). */
