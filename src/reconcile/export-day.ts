@@ -44,7 +44,13 @@ import {
 import { ManifestError } from './manifest-schema.js';
 import { derivePack, type DayJob, type DerivedPack } from './pack-derive.js';
 import { checkVersionOnDisk } from './pack-check.js';
-import { dayFolder, PackDiskError, readLatestManifest, readVersionManifest } from './pack-disk.js';
+import {
+  dayFolder,
+  PackDiskError,
+  readLatestManifest,
+  readVersionManifest,
+  versionsOnDisk,
+} from './pack-disk.js';
 import { withDayLock } from './pack-lock.js';
 import { SNAPSHOT_DELETE_SQL, SNAPSHOT_INSERT_SQL } from './pack-query.js';
 import { writePackWorkbook } from './pack-xlsx.js';
@@ -87,14 +93,6 @@ async function tempFolder(dayDir: string): Promise<string> {
   const dir = join(dayDir, `.tmp-${randomBytes(8).toString('hex')}`);
   await mkdir(dir);
   return dir;
-}
-
-/** Version folders on disk: only names paysync writes (`v` and a number from 1 to MAX_VERSION). */
-async function versionsOnDisk(dayDir: string): Promise<number[]> {
-  return (await readdir(dayDir)).flatMap((name) => {
-    const n = /^v[1-9]\d{0,9}$/.test(name) ? Number(name.slice(1)) : 0;
-    return n >= 1 && n <= MAX_VERSION ? [n] : [];
-  });
 }
 
 /**

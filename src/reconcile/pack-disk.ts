@@ -10,11 +10,11 @@
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PaysyncError } from '../errors.js';
 import { parseManifest, type ManifestKind } from './manifest-schema.js';
-import { versionDir, type Manifest } from './manifest.js';
+import { MAX_VERSION, versionDir, type Manifest } from './manifest.js';
 
 /** The pack on disk is not what paysync published, or not where it may be. Exit 1. */
 export class PackDiskError extends PaysyncError {
@@ -142,4 +142,14 @@ export async function readVersionManifest(dayDir: string, version: number): Prom
     );
   }
   return read;
+}
+
+/** Version folders on disk: only names paysync writes (`v` and a number from 1 to MAX_VERSION). */
+export async function versionsOnDisk(dayDir: string): Promise<number[]> {
+  return (await readdir(dayDir))
+    .flatMap((name) => {
+      const n = /^v[1-9]\d{0,9}$/.test(name) ? Number(name.slice(1)) : 0;
+      return n >= 1 && n <= MAX_VERSION ? [n] : [];
+    })
+    .sort((a, b) => a - b);
 }
