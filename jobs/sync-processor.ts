@@ -94,7 +94,7 @@ export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport
       if (error instanceof DelayedError) throw error; // moved to later on purpose, not a failure
       const retryable = isRetryable(error);
       if ((job?.name === 'window' || job?.name === 'scan') && (!retryable || lastAttempt(job)))
-        await backfillItemFailed(runtime.pool, job.data, error);
+        await backfillItemFailed(runtime.warehouse, job.data, error);
       if (!retryable) throw new UnrecoverableError(describeError(error));
       throw error;
     }

@@ -1,13 +1,13 @@
 /**
  * paysync's error tree. Every error carries a stable `code`; whether a failure can heal by retrying is
- * decided once, from the code, by the table in src/upstream/retry-delay.ts (`isRetryable` reads it) —
+ * decided once, from the code, by the table in src/error-codes.ts (`isRetryable` reads it) —
  * never by matching messages or classes elsewhere.
  * No message ever contains the API key: upstream errors are built from the endpoint path and the
  * service's own message only (see src/upstream/client.ts), and every message is scrubbed of every
- * configured key, in every form, as the error is made (config/secret.ts).
+ * configured key, in every form, as the error is made (scrub.ts).
  */
-import { scrubRegisteredSecrets } from './config/secret.js';
-import { retryRuleOf } from './upstream/retry-delay.js';
+import { retryRuleOf } from './error-codes.js';
+import { scrubRegisteredSecrets } from './scrub.js';
 
 export class PaysyncError extends Error {
   readonly code: string;
@@ -150,7 +150,7 @@ export class WindowIncompleteError extends PaysyncError {
 
 /**
  * Whether retrying can heal this failure: the error's code looked up in the one retry table
- * (src/upstream/retry-delay.ts); an error without a known code follows its stated UNKNOWN_CODE_RULE.
+ * (src/error-codes.ts); an error without a known code follows its stated UNKNOWN_CODE_RULE.
  */
 export function isRetryable(error: unknown): boolean {
   return retryRuleOf(error instanceof PaysyncError ? error.code : undefined).retry;

@@ -5,7 +5,7 @@
  * key inside a URL, an error message or an unexpected field cannot reach the output either.
  */
 import { pino, type Logger } from 'pino';
-import { secretForms } from './upstream/scrub.js';
+import { secretForms } from './scrub.js';
 
 export type { Logger };
 

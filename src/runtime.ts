@@ -1,7 +1,9 @@
 /**
- * The adapters a command needs, built once from settings: the warehouse pool, Redis, the logger, and per
- * source an upstream client behind the shared rate ceiling. `close()` releases everything, so a command
- * exits on its own.
+ * The composition root: the adapters a command needs, built once from settings and wired into the core
+ * (the warehouse pool and the sync core's PostgreSQL ports, Redis, the logger, and per source an upstream
+ * client behind the shared rate ceiling). `close()` releases everything, so a command exits on its own.
+ * Only the CLI and jobs/ import this file; the layers below take the `Runtime` it builds
+ * (src/sync/services.ts).
  */
 import { Cluster, Redis } from 'ioredis';
 import { clusterNodesOf } from './config/redis-cluster.js';
@@ -11,29 +13,20 @@ import { ServiceUnreachableError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/client.js';
 import { createPool } from './warehouse/pool.js';
+import { pgSyncWarehouse } from './warehouse/sync-ports.js';
+import { PgTransferMemory } from './warehouse/transfer-positions.js';
 import { CheckpointStore } from './sync/checkpoints.js';
 import { createRateGate } from './sync/rate-gate.js';
 import {
   DEFAULT_SYNC_OPTIONS,
   type SyncContext,
   type SyncOptions,
+  type TickDeps,
   type WindowReport,
 } from './sync/context.js';
-import type { TickDeps } from './sync/tick.js';
+import type { Runtime } from './sync/services.js';
 
-export interface Runtime {
-  settings: Settings;
-  log: Logger;
-  pool: Pool;
-  redis: Redis;
-  checkpoints: CheckpointStore;
-  syncOptions: SyncOptions;
-  client(source: Source): UpstreamClient;
-  syncContext(source: Source, onWindow?: (r: WindowReport) => void): TickDeps;
-  /** The clock of sync and export decisions: the wall clock, or the simulator's in tests. */
-  now(): Date;
-  close(): Promise<void>;
-}
+export type { Runtime };
 
 export interface RuntimeOptions {
   log?: Logger;
@@ -146,6 +139,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   });
   const checkpoints = new CheckpointStore(redis, settings.PAYSYNC_QUEUE_PREFIX);
   const syncOptions = syncOptionsFrom(settings);
+  const warehouse = pgSyncWarehouse(pool);
+  const transferMemory = new PgTransferMemory(pool);
   const clients = new Map<string, UpstreamClient>();
   const client = (source: Source): UpstreamClient => {
     let c = clients.get(source.name);
@@ -175,6 +170,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       source,
       client: client(source),
       pool,
+      warehouse,
+      transferMemory,
       log,
       options: syncOptions,
       ...(onWindow ? { onWindow } : {}),
@@ -184,5 +181,17 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const close = async () => {
     await Promise.allSettled([pool.end(), redis.quit()]);
   };
-  return { settings, log, pool, redis, checkpoints, syncOptions, client, syncContext, now, close };
+  return {
+    settings,
+    log,
+    pool,
+    redis,
+    checkpoints,
+    syncOptions,
+    warehouse,
+    client,
+    syncContext,
+    now,
+    close,
+  };
 }

@@ -1,13 +1,5 @@
 import { inspect } from 'node:util';
-import { scrubSecrets } from '../upstream/scrub.js';
-
-/** Every secret this process holds: errors are scrubbed of them as they are created (errors.ts). */
-const REGISTERED = new Set<string>();
-
-/** `text` without any form of any Secret created in this process. */
-export function scrubRegisteredSecrets(text: string): string {
-  return REGISTERED.size === 0 ? text : scrubSecrets(text, [...REGISTERED]);
-}
+import { registerSecret } from '../scrub.js';
 
 /**
  * A secret (the API key). It prints as `[redacted]` everywhere — String(), JSON, util.inspect, template
@@ -18,7 +10,7 @@ export class Secret {
   readonly #value: string;
   constructor(value: string) {
     this.#value = value;
-    if (value.length >= 4) REGISTERED.add(value);
+    registerSecret(value); // errors are scrubbed of it from now on (errors.ts)
   }
   reveal(): string {
     return this.#value;

@@ -8,7 +8,7 @@ import type { Job, Queue, Worker } from 'bullmq';
 import type { Express } from 'express';
 import type { Settings } from '../config/settings.js';
 import { ConfigError } from '../errors.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { dashboardApp } from './dashboard.js';
 import { isLoopback, listen, type RunningServer } from './http-server.js';
 import { RESULT_DAYS, type PaysyncMetrics } from './metrics.js';

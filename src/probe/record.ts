@@ -4,7 +4,7 @@
  * the worker's probe job (at start and daily).
  */
 import type { Source } from '../config/settings.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { createRateGate } from '../sync/rate-gate.js';
 import type { Findings } from './findings.js';
 import { recordProbe, type FindingChange } from './findings-store.js';

@@ -14,7 +14,7 @@
  * `incomplete` is looked at again every run, and restated once sync covers it.
  */
 import { DateTime } from 'luxon';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { dayWindow, localDayOf } from '../sync/windows.js';
 import { dayCoverage, describeGaps } from './coverage.js';
 import { exportDay, type ExportResult } from './export-day.js';

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import type { PoolClient } from 'pg';
 import { UsageError } from '../errors.js';
 import { pausePoint } from '../pause-point.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import { dayCoverage, DayNotCoveredError, describeGaps, type StreamCoverage } from './coverage.js';
 import {

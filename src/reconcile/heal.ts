@@ -10,8 +10,7 @@
  * it. The flag is cleared when the service lists the record again. The whole run holds the day's lease.
  */
 import type { Source } from '../config/settings.js';
-import type { Runtime } from '../runtime.js';
-import { organisationOf } from '../sync/tick.js';
+import type { Runtime } from '../sync/services.js';
 import { runTransfers } from '../sync/transfers-run.js';
 import { runPaymentsWindow } from '../sync/window-run.js';
 import { dayWindow, type Window } from '../sync/windows.js';
@@ -99,7 +98,7 @@ async function reread(runtime: Runtime, source: Source, stream: StreamName, w: W
     const r = await runPaymentsWindow(deps, w, 'backfill');
     return `${r.records} payments read, ${r.outcome}${r.outcome === 'complete' ? '' : `: ${r.detail}`}`;
   }
-  const organizationId = await organisationOf(deps);
+  const organizationId = await deps.warehouse.organisationOf(source.name); // transfers carry none
   const r = await runTransfers(deps, { mode: 'full', stopBefore: null, organizationId });
   return `${r.records} transfers read, ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`;
 }

@@ -12,7 +12,7 @@
  */
 import type { Source } from '../config/settings.js';
 import { isRetryable, PaysyncError, UpstreamError } from '../errors.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { withReconcileLease, type LeaseOptions } from './reconcile-lock.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { dayWindow, type Window } from '../sync/windows.js';

@@ -5,7 +5,8 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.js';
 import { startSimulator } from './server.js';
-import type { ListShape, Ordering, SimOptions, SimSwitches } from './types.js';
+import { DEFAULT_EXTRA_FIELDS } from './switches.js';
+import type { ListShape, Ordering, Outage, SimOptions, SimSwitches } from './types.js';
 
 const FLAGS = {
   port: { type: 'string' },
@@ -23,6 +24,12 @@ const FLAGS = {
   clock: { type: 'string' },
   'rate-limit': { type: 'string' },
   'server-errors': { type: 'string' },
+  latency: { type: 'string' },
+  'rate-limit-rps': { type: 'string' },
+  outage: { type: 'string' },
+  duplicates: { type: 'string' },
+  'extra-fields': { type: 'boolean' },
+  'echo-key': { type: 'boolean' },
 } as const;
 
 function number(flag: string, text: string | undefined, check: (n: number) => boolean): number | undefined {
@@ -66,6 +73,24 @@ function switchesFrom(v: Record<string, string | undefined>): Partial<SimSwitche
   return s;
 }
 
+/** The flags for service anomalies, throughput, schema drift and hostile input (see types.ts). */
+function anomalySwitches(v: Record<string, string | boolean | undefined>): Partial<SimSwitches> {
+  const text = v as Record<string, string | undefined>;
+  const s: Partial<SimSwitches> = {};
+  const latency = number('latency', text.latency, whole);
+  if (latency !== undefined) s.latencyMs = latency;
+  const rps = number('rate-limit-rps', text['rate-limit-rps'], (n) => n > 0);
+  if (rps !== undefined) s.rateLimitRps = rps;
+  // `refused` closes the port the control routes need to end it: in-process only.
+  const outage = oneOf<Outage>('outage', text.outage, ['none', 'unavailable', 'reset']);
+  if (outage) s.outage = outage;
+  const duplicates = number('duplicates', text.duplicates, rate);
+  if (duplicates !== undefined) s.duplicateRate = duplicates;
+  if (v['extra-fields'] === true) s.paymentExtraFields = s.transferExtraFields = { ...DEFAULT_EXTRA_FIELDS };
+  if (v['echo-key'] === true) s.echoKey = ['api_key_id'];
+  return s;
+}
+
 export function parseSimArgs(argv: string[]): SimOptions {
   let values: Record<string, string | string[] | boolean | undefined>;
   try {
@@ -74,6 +99,7 @@ export function parseSimArgs(argv: string[]): SimOptions {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
   const v = values as Record<string, string | undefined>;
+  const switches = { ...switchesFrom(v), ...anomalySwitches(values as Record<string, string | boolean>) };
   const options: SimOptions = {
     port: number('port', v.port, (n) => whole(n) && n < 65536) ?? 0,
     host: v.host ?? '127.0.0.1',
@@ -84,7 +110,7 @@ export function parseSimArgs(argv: string[]): SimOptions {
     malformed: number('malformed', v.malformed, whole),
     apiKeys: (values['api-key'] as string[] | undefined) ?? [],
     clock: oneOf('clock', v.clock, ['real', 'manual']) ?? 'real',
-    switches: switchesFrom(v),
+    switches,
   };
   return Object.fromEntries(Object.entries(options).filter(([, x]) => x !== undefined)) as SimOptions;
 }

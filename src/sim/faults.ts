@@ -75,3 +75,24 @@ export function faultResponse(fault: Fault, retryAfterSeconds: number): Reply {
 /** What a misconfigured proxy or maintenance page answers with a 200. */
 export const NOT_JSON_BODY =
   '<!DOCTYPE html><html><body><h1>Maintenance</h1><p>Back soon.</p></body></html>\n';
+
+/**
+ * `keyInErrors`: an error body that quotes the request's key, as a careless service's messages do: in a
+ * JSON body's `message` (appended to an array of messages), or as a line of an HTML page.
+ */
+export function quotingKey(reply: Reply, secret: string | undefined, mode: 'none' | 'whole' | 'part'): Reply {
+  if (mode === 'none' || secret === undefined || secret === '' || reply.status < 400) return reply;
+  const note = `request-key=${mode === 'whole' || secret.length <= 8 ? secret : secret.slice(4, 32)}`;
+  let body: unknown;
+  try {
+    body = JSON.parse(reply.body);
+  } catch {
+    return { ...reply, body: reply.body.replace('</body>', `<p>${note}</p></body>`) };
+  }
+  const fields = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  const message = fields.message;
+  const quoted = Array.isArray(message)
+    ? [...(message as unknown[]), note]
+    : `${typeof message === 'string' ? `${message} ` : ''}(${note})`;
+  return { ...reply, body: JSON.stringify({ ...fields, message: quoted }) };
+}

@@ -62,3 +62,12 @@ export function pick<T>(rng: Rng, items: readonly T[]): T {
 export function intBetween(rng: Rng, min: number, max: number): number {
   return min + Math.floor(rng() * (max - min + 1));
 }
+
+/**
+ * Whether the record with this id is among a `rate` fraction chosen for a purpose (`salt`): the same
+ * records for the same seed on every call, so a service anomaly stays with its records.
+ */
+export function chosenById(id: string, seed: number, salt: number, rate: number): boolean {
+  if (rate >= 1) return true;
+  return rate > 0 && hashString(id, mix32(seed, salt)) / 4294967296 < rate;
+}

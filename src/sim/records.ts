@@ -5,6 +5,7 @@
  * Text fields are stored pre-serialised as JSON so a page is built by concatenation, not JSON.stringify.
  */
 import { isoOf as iso } from './iso.js';
+import type { SimStream } from './types.js';
 
 /** What both streams share: placement in time, a trajectory, and the hooks for malformed records. */
 export interface Timeline {
@@ -19,6 +20,8 @@ export interface Timeline {
   shuffleKey: number;
   /** Malformed records only: the exact JSON served; they never change and are not part of the truth. */
   raw?: string;
+  /** When the service touched the record outside its trajectory (it fixed a timestamp): `updatedAt` >= it. */
+  touchedAt?: number;
 }
 
 export interface PaymentRecord extends Timeline {
@@ -61,6 +64,11 @@ export function transferStatusAt(r: Timeline, now: number): string {
   return now >= r.finalAt ? r.finalStatus : 'PENDING';
 }
 
+/** The served `updatedAt`: the trajectory's last step, or a later touch. */
+function updatedAt(r: Timeline, stepMs: number): number {
+  return r.touchedAt === undefined || r.touchedAt < stepMs ? stepMs : r.touchedAt;
+}
+
 /** Ids, references, phones, codes and key ids are plain ASCII by construction: no escaping needed. */
 const str = (s: string | null): string => (s === null ? 'null' : `"${s}"`);
 
@@ -72,7 +80,7 @@ export function paymentJson(r: PaymentRecord, now: number): string {
     `{"id":"${r.id}","reference":"${r.reference}","amount":${r.amount},` +
     `"description":${r.descriptionJson},"status":"${status}","transaction_type":"${r.type}",` +
     `"phone":${str(r.phone)},"service_mobile_code":${str(r.code)},"extra_data":${r.extraDataJson},` +
-    `"createdAt":"${iso(r.createdAt)}","updatedAt":"${iso(stepTime(r, step))}",` +
+    `"createdAt":"${iso(r.createdAt)}","updatedAt":"${iso(updatedAt(r, stepTime(r, step)))}",` +
     `"organization_id":"${r.organizationId}","api_key_id":"${r.apiKeyId}"}`
   );
 }
@@ -84,7 +92,7 @@ export function transferJson(r: TransferRecord, now: number): string {
     `{"id":"${r.id}","reference":"${r.reference}","amount":${r.amount},"name":${r.nameJson},` +
     `"phone":"${r.phone}","service_mobile_code":"${r.code}",` +
     `"status":"${final ? r.finalStatus : 'PENDING'}","createdAt":"${iso(r.createdAt)}",` +
-    `"updatedAt":"${iso(final ? r.finalAt : r.createdAt)}"}`
+    `"updatedAt":"${iso(updatedAt(r, final ? r.finalAt : r.createdAt))}"}`
   );
 }
 
@@ -92,4 +100,10 @@ export function transferJson(r: TransferRecord, now: number): string {
 export function compareTimeline(a: Timeline, b: Timeline): number {
   if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+export function serialize(stream: SimStream, r: Timeline, now: number): string {
+  return stream === 'payments'
+    ? paymentJson(r as PaymentRecord, now)
+    : transferJson(r as TransferRecord, now);
 }

@@ -12,8 +12,8 @@
  *   and 401 there; a key with no rights is the one case where a 403 is the honest answer).
  */
 import type { ApiKey, KeyRights } from './keys.js';
-import { type Simulator, serialize } from './sim.js';
-import type { Timeline } from './records.js';
+import { servePage } from './page.js';
+import type { Simulator } from './sim.js';
 import type { ListQuery, StreamName } from './store.js';
 
 export type Endpoint = 'byKey' | 'organisation' | 'transfers' | 'initialize';
@@ -109,7 +109,7 @@ export function listQuery(
   };
 }
 
-/** One page of a list endpoint, in the shape the switches say; drift happens after the page is cut. */
+/** One page of a list endpoint, in the shape the switches say (page.ts); drift happens after it is cut. */
 export function listPage(
   sim: Simulator,
   endpoint: Endpoint,
@@ -118,24 +118,14 @@ export function listPage(
   wrap: boolean,
 ): Reply {
   const s = sim.switches();
-  const q = listQuery(sim, endpoint, key, params);
-  const now = sim.now();
-  const selection = sim.store.select(q, now);
+  const query = listQuery(sim, endpoint, key, params);
   const requested = intParam(params, 'size', 1) ?? s.defaultPageSize;
   const size = s.pageCap === null ? requested : Math.min(requested, s.pageCap);
   const page = s.ignorePage ? 0 : (intParam(params, 'page', 0) ?? 0);
-  const from = selection.start + Math.min(page * size, selection.end - selection.start);
-  const to = Math.min(selection.end, from + size);
-  const parts: string[] = new Array(to - from);
-  for (let i = from; i < to; i++) parts[i - from] = serialize(q.stream, selection.items[i] as Timeline, now);
-  const data = `[${parts.join(',')}]`;
-  if (q.stream === 'payments' && s.driftPerPage > 0) sim.drift(key, q.fromMs, q.toMs);
-  if (q.stream === 'transfers' && s.transferDriftPerPage > 0) sim.driftTransfers(key.organizationId);
-  const headers = { 'content-type': 'application/json; charset=utf-8' };
-  if (!wrap) return { status: 200, headers, body: data };
-  const total = Math.max(0, selection.end - selection.start + s.totalOffset);
-  const tail = `"total":${total},"page":${page},"size":${size},"totalPages":${Math.ceil(total / size)}`;
-  return { status: 200, headers, body: `{"data":${data},${tail}}` };
+  const body = servePage(sim, { query, page, size, wrap, secret: key.secret });
+  if (query.stream === 'payments' && s.driftPerPage > 0) sim.drift(key, query.fromMs, query.toMs);
+  if (query.stream === 'transfers' && s.transferDriftPerPage > 0) sim.driftTransfers(key.organizationId);
+  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body };
 }
 
 function initializeProblems(body: Record<string, unknown>): string[] {

@@ -1,12 +1,17 @@
 /**
  * `startSimulator`: the simulated payment service on plain node:http (no framework: it is also the
- * benchmark's upstream). Every API request rolls the fault dice first (a gateway's faults come before
- * auth), then is authorised and answered; control routes under `/__sim/` skip both.
+ * benchmark's upstream). Every API request meets the request gate first (outage, rate limit, faults,
+ * latency: gate.ts; a gateway's faults come before auth), then is authorised and answered; control
+ * routes under `/__sim/` skip both.
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { control } from './control.js';
-import { FaultDice, NOT_JSON_BODY, faultResponse } from './faults.js';
+import { NOT_JSON_BODY, quotingKey } from './faults.js';
+import { RequestGate } from './gate.js';
+import { Listener } from './listener.js';
+import { servedCopies } from './page.js';
+import { wallNow } from './request-log.js';
 import { type Endpoint, ROUTES, type Reply, authorize, initialize, json, listPage } from './routes.js';
 import { Simulator } from './sim.js';
 import { switchProblems } from './switches.js';
@@ -14,7 +19,7 @@ import type { RunningSimulator, SimOptions, SimSwitches } from './types.js';
 
 interface Context {
   sim: Simulator;
-  dice: FaultDice;
+  gate: RequestGate;
   paymentUrl: () => string;
   /** Counts list requests, for the `alternate` shape. */
   lists: number;
@@ -38,7 +43,12 @@ function send(res: ServerResponse, reply: Reply): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** An API request after the faults: auth, then the endpoint. */
+const keyOf = (req: IncomingMessage): string | undefined => {
+  const header = req.headers['x-api-key'];
+  return Array.isArray(header) ? header[0] : header;
+};
+
+/** An API request the gate let through: auth, then the endpoint. */
 function answer(
   ctx: Context,
   endpoint: Endpoint,
@@ -47,8 +57,7 @@ function answer(
   body: string,
   notJson: boolean,
 ): Reply {
-  const header = req.headers['x-api-key'];
-  const key = authorize(ctx.sim, endpoint, Array.isArray(header) ? header[0] : header);
+  const key = authorize(ctx.sim, endpoint, keyOf(req));
   if (!('secret' in key)) return key;
   if (endpoint === 'initialize') return initialize(ctx.sim, key, body, ctx.paymentUrl());
   if (notJson) return { status: 200, headers: { 'content-type': 'text/html' }, body: NOT_JSON_BODY };
@@ -58,46 +67,44 @@ function answer(
 }
 
 async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const receivedAt = performance.timeOrigin + performance.now();
+  const receivedAt = wallNow();
   const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
   const method = req.method ?? 'GET';
   const body = await readBody(req);
   if (url.pathname.startsWith('/__sim/'))
     return send(res, control(ctx.sim, method, url, body, ctx.paymentUrl()));
   const endpoint = ROUTES[`${method} ${url.pathname}`];
-  let delayedMs = 0;
+  const switches = ctx.sim.switches();
+  const plan = endpoint ? ctx.gate.plan(switches, endpoint, receivedAt) : undefined;
   const log = (status: number) =>
-    ctx.sim.record({
+    ctx.sim.log.record({
       at: ctx.sim.now(),
       receivedAt,
-      delayedMs,
+      delayedMs: plan?.delayMs ?? 0,
+      outage: plan?.outage ?? 'none',
       method,
       path: url.pathname,
       query: url.search,
       status,
     });
-  if (!endpoint) {
+  if (!endpoint || !plan) {
     log(404);
     return send(
       res,
       json(404, { statusCode: 404, message: `Cannot ${method} ${url.pathname}`, error: 'Not Found' }),
     );
   }
-  const switches = ctx.sim.switches();
-  const plan = ctx.dice.roll(switches);
-  delayedMs = plan.delayMs;
   if (plan.delayMs > 0) await sleep(plan.delayMs);
-  if (plan.fault.kind === 'reset') {
+  const { verdict } = plan;
+  if (verdict.kind === 'reset') {
     log(0); // no answer at all: the connection is destroyed
     req.socket.destroy();
     return;
   }
   const reply =
-    plan.fault.kind === 'none'
-      ? answer(ctx, endpoint, req, url, body, plan.notJson)
-      : faultResponse(plan.fault, switches.retryAfterSeconds);
+    verdict.kind === 'reply' ? verdict.reply : answer(ctx, endpoint, req, url, body, verdict.notJson);
   log(reply.status);
-  send(res, reply);
+  send(res, quotingKey(reply, keyOf(req), switches.keyInErrors));
 }
 
 function checkedSwitches(partial: Partial<SimSwitches>): Partial<SimSwitches> {
@@ -110,7 +117,7 @@ export async function startSimulator(options: SimOptions = {}): Promise<RunningS
   const sim = new Simulator({ ...options, switches: checkedSwitches(options.switches ?? {}) });
   let url = '';
   const paymentUrl = () => options.paymentUrl ?? `${url}/pay`;
-  const ctx: Context = { sim, dice: new FaultDice(sim.seed), paymentUrl, lists: 0 };
+  const ctx: Context = { sim, gate: new RequestGate(sim.seed), paymentUrl, lists: 0 };
   const server = createServer((req, res) => {
     handle(ctx, req, res).catch((error: unknown) => {
       if (!res.headersSent) send(res, json(500, { statusCode: 500, message: String(error) }));
@@ -125,15 +132,12 @@ export async function startSimulator(options: SimOptions = {}): Promise<RunningS
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   url = `http://${host}:${address.port}`;
-  return running(sim, server, url, paymentUrl());
+  const listener = new Listener(server, address.address, address.port);
+  listener.follow(sim.switches().outage === 'refused');
+  return running(sim, listener, url, paymentUrl());
 }
 
-function running(
-  sim: Simulator,
-  server: ReturnType<typeof createServer>,
-  url: string,
-  paymentUrl: string,
-): RunningSimulator {
+function running(sim: Simulator, listener: Listener, url: string, paymentUrl: string): RunningSimulator {
   return {
     url,
     paymentUrl,
@@ -141,7 +145,10 @@ function running(
     organisations: sim.directory.organisations,
     now: () => new Date(sim.now()),
     advance: (ms) => sim.advance(ms),
-    setSwitches: (partial) => sim.setSwitches(checkedSwitches(partial)),
+    setSwitches: (partial) => {
+      sim.setSwitches(checkedSwitches(partial));
+      listener.follow(sim.switches().outage === 'refused');
+    },
     switches: () => sim.switches(),
     payments: (org) => sim.payments(org),
     transfers: (org) => sim.transfers(org),
@@ -149,13 +156,12 @@ function running(
     removeTransfer: (org, id) => {
       if (!sim.store.remove('transfers', org, id)) throw new RangeError(`no transfer ${id} in ${org}`);
     },
-    requestLog: () => sim.requestLog(),
-    clearRequestLog: () => sim.clearRequestLog(),
+    requestLog: () => sim.log.entries(),
+    clearRequestLog: () => sim.log.clear(),
+    outages: () => sim.log.outages(),
+    copies: (org, stream) => servedCopies(sim, org, stream),
+    settled: () => listener.settled(),
     revokeKey: (key) => sim.revokeKey(key),
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    stop: () => listener.close(),
   };
 }

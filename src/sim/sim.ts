@@ -15,19 +15,12 @@ import {
 import { type ApiKey, type Directory, buildDirectory } from './keys.js';
 import { malformedPayments, malformedTransfers } from './malformed.js';
 import { hashString, mix32, mulberry32 } from './prng.js';
-import {
-  type PaymentRecord,
-  type Timeline,
-  type TransferRecord,
-  paymentJson,
-  transferJson,
-} from './records.js';
+import { ListingCache } from './listing.js';
+import { type PaymentRecord, type TransferRecord, serialize } from './records.js';
+import { RequestLog, wallNow } from './request-log.js';
 import { Store, type StreamName } from './store.js';
-import type { SimOptions, SimPayment, SimRequestLogEntry, SimSwitches, SimTransfer } from './types.js';
+import type { SimOptions, SimPayment, SimSwitches, SimTransfer } from './types.js';
 import { DEFAULT_SWITCHES } from './switches.js';
-
-/** Oldest entries are dropped past this, so a long-running simulator does not grow without bound. */
-const REQUEST_LOG_LIMIT = 100_000;
 /** Counters of created payments start here, apart from generated ones (ids stay unique). */
 const CREATED_COUNTER_BASE = 0x8000000000;
 
@@ -35,13 +28,14 @@ export class Simulator {
   readonly seed: number;
   readonly directory: Directory;
   readonly store = new Store();
+  readonly listings = new ListingCache();
+  readonly log = new RequestLog();
   private switchValues: SimSwitches;
   private readonly baseNow: number;
   private readonly startWall = Date.now();
   private advanced = 0;
   private readonly realClock: boolean;
   private created = 0;
-  private log: SimRequestLogEntry[] = [];
   private readonly revoked = new Set<string>();
 
   constructor(options: SimOptions) {
@@ -51,6 +45,7 @@ export class Simulator {
     this.switchValues = { ...DEFAULT_SWITCHES, ...options.switches };
     this.directory = buildDirectory(this.seed, options.organisations ?? 2, options.apiKeys ?? []);
     this.generate(options);
+    this.log.outageSwitched(this.switchValues.outage, wallNow());
   }
 
   private generate(options: SimOptions): void {
@@ -86,7 +81,20 @@ export class Simulator {
   }
 
   setSwitches(partial: Partial<SimSwitches>): void {
-    this.switchValues = { ...this.switchValues, ...partial };
+    const before = this.switchValues;
+    this.switchValues = { ...before, ...partial };
+    this.log.outageSwitched(this.switchValues.outage, wallNow());
+    this.fixTimestamps(before.timestampOverrides, this.switchValues.timestampOverrides);
+  }
+
+  /** A record whose timestamp override is removed was fixed by the service now: a newer `updatedAt`. */
+  private fixTimestamps(before: SimSwitches['timestampOverrides'], after: SimSwitches['timestampOverrides']) {
+    const now = this.now();
+    for (const id of Object.keys(before)) {
+      if (Object.hasOwn(after, id)) continue;
+      const record = this.store.find(id);
+      if (record) record.touchedAt = now;
+    }
   }
 
   /** The key for a secret, or undefined when unknown or revoked. */
@@ -201,23 +209,4 @@ export class Simulator {
     }
     return out;
   }
-
-  record(entry: SimRequestLogEntry): void {
-    if (this.log.length >= REQUEST_LOG_LIMIT) this.log = this.log.slice(REQUEST_LOG_LIMIT / 10);
-    this.log.push(entry);
-  }
-
-  requestLog(): readonly SimRequestLogEntry[] {
-    return this.log;
-  }
-
-  clearRequestLog(): void {
-    this.log = [];
-  }
-}
-
-export function serialize(stream: StreamName, r: Timeline, now: number): string {
-  return stream === 'payments'
-    ? paymentJson(r as PaymentRecord, now)
-    : transferJson(r as TransferRecord, now);
 }

@@ -11,9 +11,9 @@ import {
   compareTimeline,
   paymentStatusAt,
 } from './records.js';
-import type { Ordering } from './types.js';
+import type { Ordering, SimStream } from './types.js';
 
-export type StreamName = 'payments' | 'transfers';
+export type StreamName = SimStream;
 
 export interface ListQuery {
   stream: StreamName;
@@ -55,8 +55,8 @@ const CACHE_SIZE = 16;
 export class Store {
   readonly payments = new Map<string, PaymentRecord[]>();
   readonly transfers = new Map<string, TransferRecord[]>();
-  /** Bumped on every insert: invalidates cached selections. */
-  private version = 0;
+  /** Bumped on every insert or removal: invalidates cached selections (and listings, see page.ts). */
+  private changes = 0;
   private readonly cache = new Map<string, Timeline[]>();
 
   insert(stream: StreamName, organizationId: string, record: Timeline): void {
@@ -64,7 +64,7 @@ export class Store {
     let at = searchTime(items, record.createdAt, true);
     while (at > 0 && compareTimeline(items[at - 1] as Timeline, record) > 0) at--;
     items.splice(at, 0, record);
-    this.version++;
+    this.changes++;
   }
 
   /** Removes a record (the service deleted it); false when there was none with that id. */
@@ -73,8 +73,22 @@ export class Store {
     const at = items.findIndex((r) => r.id === id);
     if (at < 0) return false;
     items.splice(at, 1);
-    this.version++;
+    this.changes++;
     return true;
+  }
+
+  get version(): number {
+    return this.changes;
+  }
+
+  /** The record with this id in any stream and organisation (a linear search: for rare operations). */
+  find(id: string): Timeline | undefined {
+    for (const lists of [this.payments, this.transfers])
+      for (const items of lists.values()) {
+        const found = items.find((r) => r.id === id);
+        if (found) return found;
+      }
+    return undefined;
   }
 
   list(stream: StreamName, organizationId: string): Timeline[] {
@@ -92,7 +106,7 @@ export class Store {
     const end = Math.max(start, Math.min(visible, to));
     const filtered = q.apiKeyId !== undefined || q.status !== undefined || q.type !== undefined;
     if (!filtered && q.order === 'asc') return { items, start, end };
-    const key = [q.stream, q.organizationId, q.apiKeyId, q.status, q.type, start, end, q.order, this.version];
+    const key = [q.stream, q.organizationId, q.apiKeyId, q.status, q.type, start, end, q.order, this.changes];
     if (q.status !== undefined) key.push(now);
     const cacheKey = key.join('|');
     let result = this.cache.get(cacheKey);

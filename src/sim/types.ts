@@ -9,7 +9,42 @@ export type ListShape = 'array' | 'wrapper' | 'alternate';
 /** Order of listed items (an open point). `unordered` is a stable, seeded shuffle. */
 export type Ordering = 'asc' | 'desc' | 'unordered';
 
-/** Switches for every open point of the interface and for faults. All can change while running. */
+export type SimStream = 'payments' | 'transfers';
+/** What the second listing of a record changes: nothing, its status, or its amount (integer part + 1). */
+export type CopyVariant = 'identical' | 'status' | 'amount';
+/** The second listing's `updatedAt` against the first's: equal (a tie), one second later, or earlier. */
+export type CopyClock = 'same' | 'later' | 'earlier';
+/** What a page past the end of the list holds (see `pastEnd`). */
+export type PastEnd = 'empty' | 'repeat-last' | 'wrap';
+/** A whole-service outage (see `outage`). */
+export type Outage = 'none' | 'unavailable' | 'reset' | 'refused';
+/** A known field's new shape: left out, its JSON text as a string, null, or the number 1. */
+export type FieldShape = 'missing' | 'string' | 'null' | 'number';
+export interface FieldChange {
+  stream: SimStream;
+  /** A field of the interface's Payment or Transfer. */
+  field: string;
+  to: FieldShape;
+  /** Fraction (0..1) of records changed, chosen by id and seed (the same records on every read). */
+  rate: number;
+}
+/** Served timestamps of one record, ISO 8601 text (e.g. `FAR_FUTURE` in switches.ts). */
+export interface TimestampOverride {
+  createdAt?: string;
+  updatedAt?: string;
+}
+/** Where the caller's API key is echoed in a payment. */
+export type KeyEcho = 'api_key_id' | 'description' | 'extra_data';
+
+/**
+ * Switches for every open point of the interface, for faults and for anomalies a service can show within
+ * its interface. All can change while running (`setSwitches`, `POST /__sim/switches`), each is
+ * deterministic from the seed and the requests, and each defaults to the plain behaviour.
+ *
+ * What is served is not the truth: `payments()`/`transfers()` stay each record's true state (copies,
+ * timestamp overrides, field changes, extra fields and echoed keys are applied on serving only). Malformed
+ * records (`malformed`) are served as they are, untouched by the record switches.
+ */
 export interface SimSwitches {
   shape: ListShape;
   /** Largest page the service serves; a larger `size` is silently capped. `null`: no cap. */
@@ -52,6 +87,79 @@ export interface SimSwitches {
   transferDriftPerPage: number;
   /** HTTP status of a successful initialize (200 or 201: not shown by the interface). */
   initializeStatus: 200 | 201;
+
+  // Service anomalies: records listed twice, impossible totals and timestamps, paging that does not end.
+  /** Fraction (0..1) of records listed twice, chosen by id and seed (the same ones on every read). */
+  duplicateRate: number;
+  /** Ids listed twice, besides `duplicateRate`'s. `total` counts both copies. */
+  duplicateIds: string[];
+  /**
+   * Where the second listing goes: after `duplicateOffset - 1` other records of the list (1: right
+   * after the original, on the same page unless the original ends its page; a page size or more: on a
+   * later page); past the end of the list it comes last.
+   */
+  duplicateOffset: number;
+  /** What the second listing changes (`copies()` shows each pair). */
+  copyVariant: CopyVariant;
+  copyUpdatedAt: CopyClock;
+  /** Replaces the wrapper's `total` (e.g. 3e9, -5, 42.5); `totalPages` is `ceil(total / size)`. */
+  totalOverride: number | null;
+  /**
+   * Per record id: timestamps served in place of the true ones (the record stays listed by its true
+   * `createdAt`). Removing an id is the service fixing the record: from then on its `updatedAt` is at
+   * least the simulated now of the removal, so its true state reads as a newer update.
+   */
+  timestampOverrides: Record<string, TimestampOverride>;
+  /**
+   * A page past the end of the list: `empty`; `repeat-last`, its last `size` records (a full page of
+   * records already served, the same every time); `wrap`, a full page taken round the list from where
+   * the page would start (endless, and when the list is longer than a page never the page before).
+   */
+  pastEnd: PastEnd;
+  /**
+   * Pages from `after` on repeat pages `back`..`after - 1` in turn, for ever (page `after` is page
+   * `back`): with 1 <= back <= after - 2 a cycle to neither the first nor the previous page.
+   */
+  pageCycle: { after: number; back: number } | null;
+  /**
+   * Page p >= 1 starts at position p × `trickle` instead of p × size: with 1, each full page brings one
+   * record not served before and repeats the rest (page 0 is a normal page).
+   */
+  trickle: number | null;
+  /**
+   * Every API request: `unavailable`, answered 503; `reset`, its connection destroyed unanswered;
+   * `refused`, the port closed (ECONNREFUSED; such attempts never arrive, so they are not logged; await
+   * `settled()` after switching to or from it; in-process only: the control routes share the port).
+   */
+  outage: Outage;
+
+  // Throughput.
+  /** Fixed delay (ms) before every answered list request (on top of any `slowRate` delay). */
+  latencyMs: number;
+  /**
+   * A service-side rate limit: 429 with `Retry-After: retryAfterSeconds` when more than
+   * `rateLimitRps × rateLimitWindowMs / 1000` requests (this one and any answered 429 included) arrived
+   * in the trailing `rateLimitWindowMs`, counted from before it was switched on too. `null`: none.
+   */
+  rateLimitRps: number | null;
+  rateLimitWindowMs: number;
+
+  // Schema drift.
+  /** Fields added to every payment: name → JSON text served verbatim (e.g. `DEFAULT_EXTRA_FIELDS`). */
+  paymentExtraFields: Record<string, string>;
+  /** Fields added to every transfer: name → JSON text served verbatim. */
+  transferExtraFields: Record<string, string>;
+  /** Known fields dropped or retyped on every record or a fraction. */
+  fieldChanges: FieldChange[];
+
+  // Hostile input.
+  /** Payment fields that echo the caller's API key: `api_key_id` becomes it, the others gain it. */
+  echoKey: KeyEcho[];
+  /**
+   * Error bodies quote the request's key in their message: `whole`, or `part` (28 characters from its
+   * fifth; the whole key when it has 8 or fewer).
+   */
+  keyInErrors: 'none' | 'whole' | 'part';
 }
 
 export interface SimOptions {
@@ -127,13 +235,31 @@ export interface SimRequestLogEntry {
    * `slowMs` delay: what the service's own rate limiter would count.
    */
   receivedAt: number;
-  /** The `slowMs` delay this request was given (0: none). */
+  /** The delay this request was given before its answer (`slowMs` and `latencyMs`; 0: none). */
   delayedMs: number;
+  /** The outage on when it arrived (`none` outside one). */
+  outage: Outage;
   method: string;
   path: string;
   /** The raw query string with its `?` (empty when there is none). */
   query: string;
   status: number;
+}
+
+/** One outage, from switching it on to switching it off (wall-clock ms, as `receivedAt`). */
+export interface SimOutageSpan {
+  kind: Exclude<Outage, 'none'>;
+  from: number;
+  /** `null` while it lasts. */
+  to: number | null;
+  /** Requests that arrived during it (0 for `refused`: they never arrive). */
+  requests: number;
+}
+
+/** A record listed twice, as both listings are served (without any echoed key). */
+export interface SimCopy {
+  original: Record<string, unknown>;
+  copy: Record<string, unknown>;
 }
 
 export interface RunningSimulator {
@@ -156,6 +282,12 @@ export interface RunningSimulator {
   /** Every request served since start (or since `clearRequestLog`). */
   requestLog(): readonly SimRequestLogEntry[];
   clearRequestLog(): void;
+  /** Every outage since start, oldest first, with the requests that arrived during it. */
+  outages(): readonly SimOutageSpan[];
+  /** The records of a stream that are listed twice now, with both listings. */
+  copies(organisationId: string, stream: SimStream): SimCopy[];
+  /** Resolves once the port follows the `outage` switch (it closes for `refused`, opens after it). */
+  settled(): Promise<void>;
   /** A transfer that appears now with this `createdAt` (a late arrival when in the past); returns its id. */
   addTransfer(organisationId: string, createdAt: Date): string;
   /** Removes a transfer from the list (the service deleted it). */

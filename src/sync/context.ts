@@ -1,12 +1,15 @@
 /**
  * What a sync run is handed: its I/O adapters and the settings it needs. The run itself imports no pool,
- * client or Redis connection of its own (STYLE.md: pure core, thin adapters, passed in).
+ * client, Redis connection or adapter of its own (STYLE.md: pure core, thin adapters, passed in): the
+ * composition root (src/runtime.ts) builds them and wires them in.
  */
+import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { Logger } from '../log.js';
-import type { Source } from '../config/settings.js';
+import type { Settings, Source } from '../config/settings.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Stream } from '../upstream/schemas.js';
+import type { CheckpointStore } from './checkpoints.js';
 import type { TransferMemory } from './transfer-state.js';
 import type { SyncWarehouse } from './ports.js';
 
@@ -56,10 +59,10 @@ export interface IncompleteMarkers {
 export interface SyncContext {
   source: Source;
   client: UpstreamClient;
-  /** The warehouse pool: the default adapters below are built on it when none is given. */
+  /** The warehouse pool (the probe's findings, read for the tick's hints, are kept there). */
   pool: Pool;
-  /** The warehouse operations of the sync core (default: the PostgreSQL adapter on `pool`). */
-  warehouse?: SyncWarehouse;
+  /** The warehouse operations of the sync core (the root wires the PostgreSQL adapter). */
+  warehouse: SyncWarehouse;
   log: Logger;
   options: SyncOptions;
   /** Called once per finished window (metrics, progress). */
@@ -68,8 +71,16 @@ export interface SyncContext {
   now?: () => Date;
   /** Where incomplete reads are marked and, once a later complete read covers them, cleared. */
   checkpoints?: IncompleteMarkers;
-  /** What the transfers sync remembers of the list (default: the PostgreSQL adapter on `pool`). */
-  transferMemory?: TransferMemory;
+  /** What the transfers sync remembers of the list (the root wires the PostgreSQL adapter). */
+  transferMemory: TransferMemory;
+}
+
+/** What a live tick, or a backfill item, is handed besides: the settings, the checkpoints, Redis, the clock. */
+export interface TickDeps extends SyncContext {
+  settings: Settings;
+  checkpoints: CheckpointStore;
+  redis: Redis;
+  now: () => Date;
 }
 
 /** The sync clock: `now` when given, else the wall clock. */

@@ -1,20 +1,24 @@
 /**
- * The few warehouse operations the sync core needs, as one port (STYLE.md: pure core, thin adapters,
- * passed in). The PostgreSQL adapter is src/warehouse/sync-ports.ts; a run is handed one through
- * `SyncContext.warehouse`, or gets it built on `SyncContext.pool`.
+ * The few warehouse operations the sync core needs, as one port, and the terms it speaks (STYLE.md: pure
+ * core, thin adapters, passed in). The core declares them; the PostgreSQL adapter
+ * (src/warehouse/sync-ports.ts) implements them, and the composition root (src/runtime.ts) hands a run
+ * one through `SyncContext.warehouse`. Nothing here imports the warehouse.
  */
-import type { LoggedWindow } from '../warehouse/sync-log.js';
-import type { LoadResult, PageLoad, SyncWindowRow } from '../warehouse/loader.js';
-import type { Stream } from '../upstream/schemas.js';
+import type { Logger } from '../log.js';
+import type { Payment, RejectedRecord, Stream, Transfer } from '../upstream/schemas.js';
+import type { LoggedWindow } from './checkpoint-rebuild.js';
 
 export interface SyncWarehouse {
-  /** One page's rows, rejects and status history, committed together (idempotent). */
-  /** Loads a page; its `rejects` include records the loader itself quarantined. */
-  loadPage(page: PageLoad): Promise<LoadResult>;
+  /**
+   * One page's rows, rejects and status history, committed together (idempotent); its `rejects`
+   * include records the loader itself quarantined. Its warnings (a final status going back, a record it
+   * could not store) go to `log`, the run's own logger.
+   */
+  loadPage(page: PageLoad, log: Logger): Promise<LoadResult>;
   /** A window's verdict in the durable sync log, after its rows are committed. */
   recordWindow(row: SyncWindowRow): Promise<void>;
   /** Windows whose latest run completed (checkpoint rebuild). */
-  completedWindows(source: string, stream: Stream): Promise<LoggedWindow[]>;
+  completedWindows(source: string, stream: Stream): Promise<CompletedWindow[]>;
   /** Local days holding non-final records created in [horizonStart, olderThan). */
   nonFinalDays(
     source: string,
@@ -32,4 +36,63 @@ export interface SyncWarehouse {
   ): Promise<Set<string>>;
   /** The organisation a source's transfers belong to (the interface gives none). */
   organisationOf(source: string): Promise<string | null>;
+  /** Marks a backfill item started; false when it must not run (finished already, or its backfill cancelled). */
+  startBackfillItem(backfillId: number, key: string): Promise<boolean>;
+  /** A backfill item's verdict (and its backfill's, when it was the last one open), after its rows commit. */
+  finishBackfillItem(backfillId: number, key: string, verdict: ItemVerdict): Promise<void>;
+}
+
+export interface PageLoad {
+  source: string;
+  stream: 'payments' | 'transfers';
+  /** The source's organisation: stored on transfers, which carry none. Ignored for payments. */
+  organizationId: string | null;
+  records: Payment[] | Transfer[];
+  rejects: RejectedRecord[];
+  /** Written in the same statement: a window is marked only once its last page is committed. */
+  window?: SyncWindowRow;
+}
+
+/**
+ * Counts over distinct ids of the page. `rejects` includes records moved to rejects by the loader (the
+ * warehouse cannot store them, same-updatedAt conflicts, or the database refused them);
+ * `anomalies` counts final → non-final status moves.
+ */
+export interface LoadResult {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  stale: number;
+  rejects: number;
+  anomalies: number;
+}
+
+/** A row of the durable sync log: what one read of a window or scan found (records, rejects, verdict). */
+export interface SyncWindowRow {
+  source: string;
+  stream: 'payments' | 'transfers';
+  windowStart: Date;
+  windowEnd: Date;
+  kind: 'live' | 'backfill' | 'revisit' | 'scan';
+  fetchedAt: Date;
+  records: number;
+  rejects: number;
+  reportedTotal: number | null;
+  pages: number;
+  outcome: 'complete' | 'incomplete' | 'failed';
+  detail?: string | null;
+}
+
+/** A window whose latest run completed, as the sync log holds it. */
+export interface CompletedWindow extends LoggedWindow {
+  fetchedAt: Date;
+  /** live, revisit, backfill or scan. */
+  kind: string;
+}
+
+/** How a backfill item ended. */
+export interface ItemVerdict {
+  state: 'done' | 'failed';
+  records: number | null;
+  detail: string | null;
 }

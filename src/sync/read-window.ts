@@ -5,7 +5,6 @@
  * evidence for `decideWindow` (read-verdict.ts); decides nothing. Every page it read is committed before it returns, also
  * when reading fails part-way; a failure leaves only whole pages.
  */
-import { warehouseOf } from './adapters.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import type { ListPage } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
@@ -136,7 +135,7 @@ export async function readPaymentsWindow(
   opts: ReadOptions = {},
 ): Promise<ReadOutcome> {
   const { client, source, options } = ctx;
-  const warehouse = warehouseOf(ctx);
+  const warehouse = ctx.warehouse;
   const query = paddedQuery(window, options.padMs);
   // The first read fingerprints page 0 and, when the service answers with bare arrays (which are always
   // read again), every page; a confirmation read fingerprints every page to look it up.
@@ -163,13 +162,16 @@ export async function readPaymentsWindow(
     const { records, rejects } = batch;
     batch = { records: [], rejects: [] };
     return warehouse
-      .loadPage({
-        source: source.name,
-        stream: 'payments',
-        organizationId: null,
-        records,
-        rejects,
-      })
+      .loadPage(
+        {
+          source: source.name,
+          stream: 'payments',
+          organizationId: null,
+          records,
+          rejects,
+        },
+        ctx.log,
+      )
       .then((loaded) => {
         // records the loader quarantined (conflicting copies, refused by PostgreSQL) count as rejects
         out.records -= loaded.rejects - rejects.length;

@@ -1,22 +1,16 @@
 /**
  * The sync use cases with their bookkeeping, written once: a live tick of one stream (its success or error
  * recorded in the checkpoint store), and one backfill item (a payments window or a transfers full scan,
- * its state kept in PostgreSQL when the backfill is recorded there). The BullMQ processor (jobs/) and
+ * its state kept in the warehouse, through the port, when the backfill is recorded there). The BullMQ processor (jobs/) and
  * `sync --once` both call these; neither keeps books of its own.
  */
-import type pg from 'pg';
 import { describeError, PaysyncError, WindowIncompleteError } from '../errors.js';
 import { pausePoint } from '../pause-point.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import { finishItem, startItem } from '../warehouse/backfill-store.js';
 import { windowKey } from './checkpoints.js';
-import {
-  organisationOf,
-  tickPayments,
-  tickTransfers,
-  type PaymentsTickReport,
-  type TickDeps,
-} from './tick.js';
+import type { SyncWarehouse } from './ports.js';
+import type { TickDeps } from './context.js';
+import { tickPayments, tickTransfers, type PaymentsTickReport } from './tick.js';
 import type { TransfersResult } from './transfers-run.js';
 import { runTransfers } from './transfers-run.js';
 import { runPaymentsWindow } from './window-run.js';
@@ -98,20 +92,28 @@ function withPausePoints(client: UpstreamClient, work: BackfillWork): UpstreamCl
  */
 export async function runBackfillItem(deps: TickDeps, work: BackfillWork): Promise<ItemRun> {
   const key = itemKeyOf(work);
-  if (work.backfillId !== undefined && !(await startItem(deps.pool, work.backfillId, key)))
+  if (work.backfillId !== undefined && !(await deps.warehouse.startBackfillItem(work.backfillId, key)))
     return { records: 0, rejects: 0, pages: 0, skipped: true };
   const ctx = { ...deps, client: withPausePoints(deps.client, work) };
   const run = work.stream === 'payments' ? await runWindow(ctx, work) : await runScan(ctx);
   await pausePoint(`${work.stream === 'payments' ? 'window' : 'scan'}:before-verdict`);
   if (work.backfillId !== undefined)
-    await finishItem(deps.pool, work.backfillId, key, { state: 'done', records: run.records, detail: null });
+    await deps.warehouse.finishBackfillItem(work.backfillId, key, {
+      state: 'done',
+      records: run.records,
+      detail: null,
+    });
   return run;
 }
 
 /** Records an item's failure (what retrying cannot fix, or its retries spent) with why. */
-export async function backfillItemFailed(pool: pg.Pool, work: BackfillWork, error: unknown): Promise<void> {
+export async function backfillItemFailed(
+  warehouse: SyncWarehouse,
+  work: BackfillWork,
+  error: unknown,
+): Promise<void> {
   if (work.backfillId === undefined) return;
-  await finishItem(pool, work.backfillId, itemKeyOf(work), {
+  await warehouse.finishBackfillItem(work.backfillId, itemKeyOf(work), {
     state: 'failed',
     records: null,
     detail: describeError(error),
@@ -136,7 +138,7 @@ async function runWindow(
 }
 
 async function runScan(deps: TickDeps): Promise<ItemRun> {
-  const organizationId = await organisationOf(deps); // the interface gives transfers none
+  const organizationId = await deps.warehouse.organisationOf(deps.source.name); // the interface gives transfers none
   const result = await runTransfers(deps, { mode: 'full', stopBefore: null, organizationId });
   if (result.outcome !== 'complete')
     throw new WindowIncompleteError(`transfers scan incomplete: ${result.detail}`);

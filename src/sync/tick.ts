@@ -1,36 +1,25 @@
 /**
- * One live sync tick of one source (`SYNC_EVERY`): payments from the checkpoint minus `SYNC_LOOKBACK` up to
- * now, the older days that still hold unsettled payments (revisits), then transfers. The checkpoint moves
- * to the end of the contiguous run of completed windows, never past now minus `SETTLE_LAG`, and never
- * backwards. When Redis has lost the checkpoint it is rebuilt from the durable sync log first.
+ * One live sync tick of one source (`SYNC_EVERY`), read as gather, decide, act:
+ *
+ * - payments: gather the checkpoint (rebuilt from the durable sync log when Redis lost it) and the
+ *   probe's hints; decide the live read (checkpoint minus `SYNC_LOOKBACK` up to now, tick-plan.ts); read
+ *   it. Then gather the older days still holding unsettled payments (after the live read, which may have
+ *   settled some), decide which are due a revisit, read them. Last, act on the verdicts: incomplete
+ *   marks, and the checkpoint moved to the end of the contiguous run of completed live windows, never
+ *   past now minus `SETTLE_LAG` and never backwards.
+ * - transfers: gather what the sync remembers of the list (tick-evidence.ts), decide the read its order
+ *   allows (transfers-plan.ts), run it to a verdict (transfers-run.ts), move the checkpoint.
+ *
+ * The decisions are pure functions of what was gathered, each called once.
  */
-import type { Redis } from 'ioredis';
-import type { Settings } from '../config/settings.js';
-import { warehouseOf } from './adapters.js';
-import { contiguousEnd } from './checkpoint-rebuild.js';
-import type { CheckpointStore } from './checkpoints.js';
-import type { SyncContext } from './context.js';
-import { runTransfers, transferMemoryOf, type TransfersResult } from './transfers-run.js';
-import { planTransfersRead } from './transfers-plan.js';
-import { runPaymentsWindow, type WindowResult } from './window-run.js';
-import {
-  dayWindow,
-  localDayOf,
-  startOfLocalDay,
-  windowLabel,
-  windowsCovering,
-  type Window,
-} from './windows.js';
 import { describeError, isRetryable } from '../errors.js';
-import { loadLatestFindings } from '../probe/findings-store.js';
-import { cheaperSyncHints, type SyncHints } from '../probe/hints.js';
-
-export interface TickDeps extends SyncContext {
-  settings: Settings;
-  checkpoints: CheckpointStore;
-  redis: Redis;
-  now: () => Date;
-}
+import type { TickDeps } from './context.js';
+import { gatherPaymentsStart, gatherTransfers, gatherUnsettledDays } from './tick-evidence.js';
+import { liveCheckpoint, planLiveRead, revisitsDue } from './tick-plan.js';
+import { planTransfersRead } from './transfers-plan.js';
+import { runTransfers, type TransfersResult } from './transfers-run.js';
+import { runPaymentsWindow, type WindowResult } from './window-run.js';
+import { windowLabel, type Window } from './windows.js';
 
 export interface PaymentsTickReport {
   from: Date;
@@ -39,55 +28,62 @@ export interface PaymentsTickReport {
   checkpoint: Date | null;
 }
 
-const DAY_MS = 86_400_000;
-const DEFAULT_START_DAYS = 30;
+export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport> {
+  const { settings } = given;
+  const { hints, now, checkpoint } = await gatherPaymentsStart(given);
+  const live = planLiveRead({ settings, now, checkpoint, hints, pageSize: given.options.pageSize });
+  const deps = withPageSize(given, live.pageSize);
+  const windows = await runWindows(deps, live.windows, 'live');
 
-/** Where live sync starts when there is no checkpoint: SYNC_START, or 30 local days before now. */
-export function syncStart(settings: Settings, now: Date): Date {
-  const day =
-    settings.SYNC_START ??
-    localDayOf(new Date(now.getTime() - DEFAULT_START_DAYS * DAY_MS), settings.REPORT_TIMEZONE);
-  return startOfLocalDay(day, settings.REPORT_TIMEZONE);
+  const { days, fresh } = await gatherUnsettledDays(deps, live.from, now);
+  const covered = new Set(windows.map((w) => w.window));
+  const due = revisitsDue({ days, zone: settings.REPORT_TIMEZONE, covered, fresh });
+  const revisits = await runWindows(deps, due, 'revisit');
+
+  await noteWindows(deps, [...windows, ...revisits]);
+  const end = liveCheckpoint(windows, now, settings.SETTLE_LAG);
+  const advanced = end ? await deps.checkpoints.advance(deps.source.name, 'payments', end) : null;
+  return { from: live.from, windows, revisits, checkpoint: advanced ?? checkpoint };
 }
 
 /**
- * The checkpoint implied by the sync log's live windows. A window only vouches for what existed when it was read: its end
- * counts at most up to its fetch time minus the settle lag.
+ * Transfers: the read the list's order allows, run to a verdict. Whatever the order, after the tick every
+ * transfer the service listed before it began is held with the status it showed; only with
+ * TRANSFERS_UNORDERED_SCAN_EVERY set may an unordered list's tick skip (null).
  */
-export async function rebuildCheckpoint(
-  deps: TickDeps,
-  stream: 'payments' | 'transfers',
-): Promise<Date | null> {
-  const rows = await warehouseOf(deps).completedWindows(deps.source.name, stream);
-  // Backfill windows do not count: a backfill never moves the live checkpoint (PRODUCT.md).
-  const complete = rows.filter((w) => w.outcome === 'complete' && w.kind !== 'backfill');
-  if (complete.length === 0) return null;
-  const lag = deps.settings.SETTLE_LAG;
-  const capped = complete.map((w) => ({
-    windowStart: w.windowStart,
-    windowEnd: new Date(Math.min(w.windowEnd.getTime(), w.fetchedAt.getTime() - lag)),
-    outcome: w.outcome,
-  }));
-  const start = new Date(Math.min(...capped.map((w) => w.windowStart.getTime())));
-  return contiguousEnd(start, capped);
+export async function tickTransfers(deps: TickDeps): Promise<TransfersResult | null> {
+  const { settings, source } = deps;
+  const seen = await gatherTransfers(deps);
+  const read = planTransfersRead({
+    now: seen.now,
+    list: seen.list,
+    checkpoint: seen.checkpoint,
+    pageSize: deps.options.pageSize,
+    unsettled: seen.unsettled,
+    held: seen.held,
+    lookbackMs: settings.SYNC_LOOKBACK,
+    fullScanEveryMs: settings.TRANSFERS_FULL_SCAN_EVERY,
+    unorderedScanEveryMs: settings.TRANSFERS_UNORDERED_SCAN_EVERY,
+  });
+  deps.log.debug({ source: source.name, read }, 'transfers read planned');
+  if (read.mode === 'skip') return null;
+  const result = await runTransfers(deps, {
+    mode: read.mode,
+    stopBefore: read.mode === 'newest-first' ? read.stopBefore : null,
+    organizationId: seen.organizationId,
+    ...(read.mode === 'tail'
+      ? { startPage: read.startPage, skipped: read.skipped, mustSee: seen.unsettled.ids }
+      : {}),
+  });
+  if (result.outcome === 'complete') {
+    const end = new Date(seen.now.getTime() - settings.SETTLE_LAG);
+    await deps.checkpoints.advance(source.name, 'transfers', end);
+  }
+  return result;
 }
 
-async function currentCheckpoint(deps: TickDeps, stream: 'payments' | 'transfers'): Promise<Date | null> {
-  const { source, checkpoints, log } = deps;
-  const state = await checkpoints.get(source.name, stream);
-  if (state.checkpoint || !(await checkpoints.isMissing(source.name, stream))) return state.checkpoint;
-  const rebuilt = await rebuildCheckpoint(deps, stream);
-  if (rebuilt) {
-    await checkpoints.reset(source.name, stream, rebuilt);
-    // info, not a warning: nothing is wrong and nothing is to be done. Redis held no checkpoint (the
-    // first live tick after a backfill, or Redis lost its data, which the worker's re-fill reports), and
-    // the durable log says where to resume (PRODUCT.md principle 4).
-    log.info(
-      { source: source.name, stream, checkpoint: rebuilt.toISOString() },
-      'checkpoint taken from the sync log (Redis held none)',
-    );
-  }
-  return rebuilt;
+function withPageSize(deps: TickDeps, pageSize: number): TickDeps {
+  return pageSize === deps.options.pageSize ? deps : { ...deps, options: { ...deps.options, pageSize } };
 }
 
 /**
@@ -142,106 +138,4 @@ async function noteWindows(deps: TickDeps, results: WindowResult[]): Promise<voi
     else
       await deps.checkpoints.markIncomplete(deps.source.name, 'payments', r.window, r.detail ?? 'incomplete');
   }
-}
-
-/** What the last probe allows to make sync cheaper (never what could lose a record: see probe/hints.ts). */
-async function syncHints(deps: TickDeps): Promise<SyncHints> {
-  const findings = await loadLatestFindings(
-    { redis: deps.redis, pool: deps.pool, prefix: deps.settings.PAYSYNC_QUEUE_PREFIX },
-    deps.source.name,
-  ).catch(() => null);
-  return cheaperSyncHints(findings);
-}
-
-/** A larger page when the probe saw the service serve it in full (fewer requests per window). */
-async function withPageHint(deps: TickDeps): Promise<TickDeps> {
-  const { pageSize } = await syncHints(deps);
-  if (!pageSize || pageSize <= deps.options.pageSize) return deps;
-  return { ...deps, options: { ...deps.options, pageSize } };
-}
-
-/**
- * The unsettled days whose last read is older than REVISIT_EVERY. Ticks come every SYNC_EVERY, but an
- * older day's pending payments do not need reading that often: revisiting each such day at most every
- * REVISIT_EVERY keeps an idle tick's cost to the lookback, whatever the history holds.
- */
-async function revisitsDue(deps: TickDeps, windows: Window[], now: Date): Promise<Window[]> {
-  if (windows.length === 0) return [];
-  const since = new Date(now.getTime() - deps.settings.REVISIT_EVERY);
-  const fresh = await warehouseOf(deps).freshWindows(deps.source.name, 'payments', since, windows);
-  return windows.filter((w) => !fresh.has(`${w.start.getTime()}/${w.end.getTime()}`));
-}
-
-export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport> {
-  const deps = await withPageHint(given);
-  const { settings, source } = deps;
-  const now = deps.now();
-  const zone = settings.REPORT_TIMEZONE;
-  const checkpoint = await currentCheckpoint(deps, 'payments');
-  const start = syncStart(settings, now);
-  const from = checkpoint
-    ? new Date(Math.max(checkpoint.getTime() - settings.SYNC_LOOKBACK, start.getTime()))
-    : start;
-  const windows = await runWindows(deps, windowsCovering(from, now, zone), 'live');
-  const covered = new Set(windows.map((w) => w.window));
-  const horizon = new Date(now.getTime() - settings.SETTLE_HORIZON);
-  const days = await warehouseOf(deps).nonFinalDays(source.name, 'payments', zone, from, horizon);
-  const unsettled = days.map((d) => dayWindow(d, zone)).filter((w) => !covered.has(windowLabel(w)));
-  const revisits = await runWindows(deps, await revisitsDue(deps, unsettled, now), 'revisit');
-  await noteWindows(deps, [...windows, ...revisits]);
-  const advanced = await advanceFrom(deps, windows, now);
-  return { from, windows, revisits, checkpoint: advanced ?? checkpoint };
-}
-
-async function advanceFrom(deps: TickDeps, windows: WindowResult[], now: Date): Promise<Date | null> {
-  if (windows.length === 0) return null;
-  const spans = windows.map((w) => {
-    const [s, e] = w.window.split('/') as [string, string];
-    return { windowStart: new Date(s), windowEnd: new Date(e), outcome: w.outcome };
-  });
-  const end = contiguousEnd(spans[0]!.windowStart, spans);
-  if (!end) return null;
-  const capped = new Date(Math.min(end.getTime(), now.getTime() - deps.settings.SETTLE_LAG));
-  return deps.checkpoints.advance(deps.source.name, 'payments', capped);
-}
-
-/** The organisation a source's transfers belong to: the interface gives none, the source's payments do. */
-export async function organisationOf(deps: SyncContext): Promise<string | null> {
-  return warehouseOf(deps).organisationOf(deps.source.name);
-}
-
-/**
- * Transfers: the read the list's order allows (transfers-plan.ts), run to a verdict. Whatever the order,
- * after the tick every transfer the service listed before it began is held with the status it showed;
- * only with TRANSFERS_UNORDERED_SCAN_EVERY set may an unordered list's tick skip (null).
- */
-export async function tickTransfers(deps: TickDeps): Promise<TransfersResult | null> {
-  const { settings, source } = deps;
-  const now = deps.now();
-  const memory = transferMemoryOf(deps);
-  const unsettled = await memory.unsettled(source.name, new Date(now.getTime() - settings.SETTLE_HORIZON));
-  const read = planTransfersRead({
-    now,
-    list: await memory.list(source.name),
-    checkpoint: await currentCheckpoint(deps, 'transfers'),
-    pageSize: deps.options.pageSize,
-    unsettled,
-    held: await memory.held(source.name),
-    lookbackMs: settings.SYNC_LOOKBACK,
-    fullScanEveryMs: settings.TRANSFERS_FULL_SCAN_EVERY,
-    unorderedScanEveryMs: settings.TRANSFERS_UNORDERED_SCAN_EVERY,
-  });
-  deps.log.debug({ source: source.name, read }, 'transfers read planned');
-  if (read.mode === 'skip') return null;
-  const result = await runTransfers(deps, {
-    mode: read.mode,
-    stopBefore: read.mode === 'newest-first' ? read.stopBefore : null,
-    organizationId: await organisationOf(deps),
-    ...(read.mode === 'tail'
-      ? { startPage: read.startPage, skipped: read.skipped, mustSee: unsettled.ids }
-      : {}),
-  });
-  if (result.outcome === 'complete')
-    await deps.checkpoints.advance(source.name, 'transfers', new Date(now.getTime() - settings.SETTLE_LAG));
-  return result;
 }

@@ -3,7 +3,6 @@
  * newest-first read may stop. Each page is validated record by record, loaded, and the position of each
  * id in the list remembered. Returns the evidence for the verdicts in read-verdict.ts; decides nothing.
  */
-import { warehouseOf } from './adapters.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validateTransfers } from '../upstream/schemas.js';
@@ -58,7 +57,7 @@ export async function readTransferList(
   spec: TransferReadSpec,
 ): Promise<TransferReadOutcome> {
   const { client, source, options } = ctx;
-  const warehouse = warehouseOf(ctx);
+  const warehouse = ctx.warehouse;
   const pages = readPages((page) => client.listTransfers({ page, size: options.pageSize }), {
     size: options.pageSize,
     maxPages: options.maxPagesPerRead,
@@ -103,13 +102,16 @@ export async function readTransferList(
       out.order,
       valid.map((t) => t.createdAt),
     );
-    const loaded = await warehouse.loadPage({
-      source: source.name,
-      stream: 'transfers',
-      organizationId: spec.organizationId,
-      records: valid,
-      rejects,
-    });
+    const loaded = await warehouse.loadPage(
+      {
+        source: source.name,
+        stream: 'transfers',
+        organizationId: spec.organizationId,
+        records: valid,
+        rejects,
+      },
+      ctx.log,
+    );
     await memory.remember(source.name, entries, spec.at);
     tally(
       out,

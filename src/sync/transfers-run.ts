@@ -1,33 +1,32 @@
 /**
- * Runs one read of the transfer list to a verdict (the list has no date filter: it is read by position).
+ * Runs one transfers read to a verdict (the list has no date filter: it is read by position), as gather
+ * and judge, then act. The reads, each judged once, are in transfers-passes.ts:
  *
  * - `newest-first`: from page 0, stopping at the first page past `stopBefore` while the order holds; if
  *   the order breaks the read goes to the end and is judged as a full scan.
  * - `tail` (oldest-first): from `startPage` to the end; complete only when decideTail finds the proof,
  *   else a full scan in the same run.
  * - `full`: from page 0 to the end, read once more on a shortfall (decideScan).
- * Every read remembers the position of each id (transfer-state.ts), and the order it saw. The verdict
- * goes to the sync log after the rows are committed; an incomplete scan is marked for `status`, and the
- * mark is cleared by the next read that proves the whole list is held (a tick's, a backfill's, a retry's).
+ *
+ * Every read remembers the position of each id (transfer-state.ts), and the order it saw. Then the acts:
+ * what the list is remembered as, the verdict in the sync log after the rows are committed, and the
+ * incomplete mark `status` shows, set by an incomplete scan and cleared by the next read that proves the
+ * whole list is held (a tick's, a backfill's, a retry's).
  */
 import { performance } from 'node:perf_hooks';
-import { transferMemoryOf, warehouseOf } from './adapters.js';
 import { clockOf, type SyncContext, type WindowReport } from './context.js';
-import { DistinctIds, decideNewestFirst, decideScan, decideTail, orderOf } from './read-verdict.js';
-import type { ListOrder, TransferList, TransferMemory } from './transfer-state.js';
-import { readTransferList, type TransferReadOutcome } from './transfers-read.js';
-
-export interface TransfersPlan {
-  mode: 'newest-first' | 'full' | 'tail';
-  /** Newest-first runs stop once a page reaches a transfer created before this instant. */
-  stopBefore: Date | null;
-  organizationId: string | null;
-  /** Tail runs: the first page, and the records taken to be on the pages before it. */
-  startPage?: number;
-  skipped?: number;
-  /** Tail runs: the unsettled transfers held, each of which the tail must see again. */
-  mustSee?: readonly string[];
-}
+import { DistinctIds } from './read-verdict.js';
+import type { ListOrder, TransferList } from './transfer-state.js';
+import {
+  readNewestFirst,
+  readTail,
+  scanInFull,
+  type Remember,
+  type RunTally,
+  type ShortcutOutcome,
+  type TransfersPlan,
+  type Verdict,
+} from './transfers-passes.js';
 
 export interface TransfersResult extends WindowReport {
   /** The order the read showed (the ordering finding). */
@@ -42,210 +41,59 @@ export interface TransfersResult extends WindowReport {
   detail: string | null;
 }
 
-/** What the runs accumulate over their reads. */
-interface RunTally {
-  ids: DistinctIds;
-  records: number;
-  rejects: number;
-  pages: number;
-  reads: number;
-  maxTotal: number | null;
-}
-
-function add(t: RunTally, read: TransferReadOutcome): void {
-  t.ids.merge(read.ids);
-  t.records += read.records;
-  t.rejects += read.rejects;
-  t.pages += read.pages;
-  t.reads += 1;
-  if (read.maxTotal !== null) t.maxTotal = Math.max(t.maxTotal ?? 0, read.maxTotal);
-}
-
-interface Verdict {
-  mode: TransfersResult['mode'];
-  complete: boolean;
-  /** The read proved every transfer of the list is held (clears an incomplete mark). */
-  whole: boolean;
-  stoppedEarly: boolean;
-  order: ListOrder;
-  detail: string | null;
-  fellBack: string | null;
-  windowStart: Date;
-}
-
-export { transferMemoryOf } from './adapters.js';
-
+/**
+ * Gather and judge (transfers-passes.ts): the shortcut read the plan chose, if any, then a full scan
+ * unless it proved the list whole. Then act: remember what the reads learnt of the list, write the
+ * verdict to the sync log, set or clear the incomplete mark.
+ */
 export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promise<TransfersResult> {
   const startedMs = performance.now();
-  const at = clockOf(ctx);
-  const memory = transferMemoryOf(ctx);
-  const t: RunTally = { ids: new DistinctIds(), records: 0, rejects: 0, pages: 0, reads: 0, maxTotal: null };
+  const t: RunTally = {
+    at: clockOf(ctx),
+    ids: new DistinctIds(),
+    records: 0,
+    rejects: 0,
+    pages: 0,
+    reads: 0,
+    maxTotal: null,
+  };
+  const shortcut: ShortcutOutcome | null =
+    plan.mode === 'tail'
+      ? await readTail(ctx, plan, t)
+      : plan.mode === 'newest-first'
+        ? await readNewestFirst(ctx, plan, t)
+        : null;
   let verdict: Verdict;
-  if (plan.mode === 'tail') verdict = await runTail(ctx, memory, plan, t, at);
-  else if (plan.mode === 'newest-first') verdict = await runNewestFirst(ctx, memory, plan, t, at);
-  else verdict = await runFull(ctx, memory, plan, t, at, null);
-  return finish(ctx, t, verdict, at, performance.now() - startedMs);
+  if (shortcut && 'proven' in shortcut) verdict = shortcut.proven;
+  else if (shortcut && 'fellBack' in shortcut) {
+    const why = shortcut.fellBack;
+    ctx.log.info({ source: ctx.source.name, mode: plan.mode, why }, 'transfers read unproven; full scan');
+    verdict = { ...(await scanInFull(ctx, plan, t, null)), fellBack: why };
+  } else verdict = await scanInFull(ctx, plan, t, shortcut?.ranToEnd ?? null);
+  if (verdict.remember) await remember(ctx, verdict.remember, t.at);
+  return finish(ctx, t, verdict, performance.now() - startedMs);
 }
 
-async function runNewestFirst(
-  ctx: SyncContext,
-  memory: TransferMemory,
-  plan: TransfersPlan,
-  t: RunTally,
-  at: Date,
-): Promise<Verdict> {
-  const spec = {
-    startPage: 0,
-    skipped: 0,
-    stopBefore: plan.stopBefore,
-    organizationId: plan.organizationId,
-    at,
-  };
-  const read = await readTransferList(ctx, memory, spec);
-  add(t, read);
-  if (read.summary !== null) return runFull(ctx, memory, plan, t, at, read); // the order broke: read to the end
-  const list = await memory.list(ctx.source.name);
-  const held = (await memory.held(ctx.source.name)) + (list?.anonymous ?? 0);
-  const verdict = decideNewestFirst({ held, maxTotal: t.maxTotal });
-  if (verdict.verdict === 'full-scan') return fallBack(ctx, memory, plan, t, at, verdict.why);
-  return {
-    mode: 'newest-first',
-    complete: true,
-    whole: t.maxTotal !== null,
-    stoppedEarly: true,
-    order: 'newest-first',
-    detail: null,
-    fellBack: null,
-    windowStart: plan.stopBefore ?? new Date(0),
-  };
-}
-
-async function runTail(
-  ctx: SyncContext,
-  memory: TransferMemory,
-  plan: TransfersPlan,
-  t: RunTally,
-  at: Date,
-): Promise<Verdict> {
-  const list = await memory.list(ctx.source.name);
-  const startPage = plan.startPage ?? 0;
-  const spec = {
-    startPage,
-    skipped: plan.skipped ?? 0,
-    stopBefore: null,
-    organizationId: plan.organizationId,
-    at,
-  };
-  const read = await readTransferList(ctx, memory, spec);
-  add(t, read);
-  const mustSee = plan.mustSee ?? [];
-  const tail = decideTail({
-    oldestFirst: read.order.ascending,
-    firstPageCount: read.firstPage.count,
-    firstPageKnown: read.firstPage.known,
-    geometryChanged: read.servedSize !== null && read.servedSize !== list?.servedSize,
-    unsettledMissed: mustSee.filter((id) => !read.ids.ids.has(id)).length,
-    held: (await memory.held(ctx.source.name)) + (list?.anonymous ?? 0),
-    maxTotal: read.maxTotal,
-  });
-  if (tail.verdict === 'full-scan') return fallBack(ctx, memory, plan, t, at, tail.why);
-  if (list) await memory.saveList(ctx.source.name, { ...list, lastFullScanAt: null }, at);
-  return {
-    mode: 'tail',
-    complete: true,
-    whole: true,
-    stoppedEarly: false,
-    order: 'oldest-first',
-    detail: null,
-    fellBack: null,
-    windowStart: new Date(0),
-  };
-}
-
-/** A shortcut that could not prove the list whole: a full scan in the same run. */
-async function fallBack(
-  ctx: SyncContext,
-  memory: TransferMemory,
-  plan: TransfersPlan,
-  t: RunTally,
-  at: Date,
-  why: string,
-): Promise<Verdict> {
-  ctx.log.info({ source: ctx.source.name, mode: plan.mode, why }, 'transfers read unproven; full scan');
-  const full = await runFull(ctx, memory, plan, t, at, null);
-  return { ...full, fellBack: why };
-}
-
-/** A full scan; `first` is a read from page 0 to the end already made (a newest-first read that ran on). */
-async function runFull(
-  ctx: SyncContext,
-  memory: TransferMemory,
-  plan: TransfersPlan,
-  t: RunTally,
-  at: Date,
-  first: TransferReadOutcome | null,
-): Promise<Verdict> {
-  const scan = new DistinctIds();
-  let read = first;
-  let reads = 0;
-  let firstRead: TransferReadOutcome | null = first;
-  for (;;) {
-    if (read === null) {
-      const spec = { startPage: 0, skipped: 0, stopBefore: null, organizationId: plan.organizationId, at };
-      read = await readTransferList(ctx, memory, spec);
-      add(t, read);
-    }
-    firstRead ??= read;
-    scan.merge(read.ids);
-    reads += 1;
-    const verdict = decideScan({ reads, distinct: scan.size, maxTotal: t.maxTotal });
-    if (verdict.verdict === 're-read') {
-      read = null;
-      continue;
-    }
-    const complete = verdict.verdict === 'complete';
-    const order = orderOf(firstRead.order);
-    await rememberScan(ctx, memory, firstRead, scan, order, complete, at);
-    return {
-      mode: 'full',
-      complete,
-      whole: complete,
-      stoppedEarly: false,
-      order,
-      detail: complete ? null : verdict.detail,
-      fellBack: null,
-      windowStart: new Date(0),
-    };
+/** What the list is remembered as: a full scan's order and geometry, or a proven tail's list as it was. */
+async function remember(ctx: SyncContext, what: Remember, at: Date): Promise<void> {
+  const { source, transferMemory: memory } = ctx;
+  if (what.kind === 'tail') {
+    if (what.list) await memory.saveList(source.name, { ...what.list, lastFullScanAt: null }, at);
+    return;
   }
-}
-
-async function rememberScan(
-  ctx: SyncContext,
-  memory: TransferMemory,
-  read: TransferReadOutcome,
-  scan: DistinctIds,
-  order: ListOrder,
-  complete: boolean,
-  at: Date,
-): Promise<void> {
   const list: TransferList = {
-    order,
+    order: what.order,
     pageSize: ctx.options.pageSize,
-    servedSize: read.servedSize ?? ctx.options.pageSize,
-    anonymous: scan.anonymous,
-    lastFullScanAt: complete ? at : null,
+    servedSize: what.firstRead.servedSize ?? ctx.options.pageSize,
+    anonymous: what.scan.anonymous,
+    lastFullScanAt: what.complete ? at : null,
   };
-  if (complete) await memory.forgetUnseen(ctx.source.name, at); // ids the whole list no longer shows
-  await memory.saveList(ctx.source.name, list, at);
+  if (what.complete) await memory.forgetUnseen(source.name, at); // ids the whole list no longer shows
+  await memory.saveList(source.name, list, at);
 }
 
-async function finish(
-  ctx: SyncContext,
-  t: RunTally,
-  v: Verdict,
-  at: Date,
-  ms: number,
-): Promise<TransfersResult> {
+async function finish(ctx: SyncContext, t: RunTally, v: Verdict, ms: number): Promise<TransfersResult> {
+  const at = t.at;
   const outcome = v.complete ? 'complete' : 'incomplete';
   const result: TransfersResult = {
     source: ctx.source.name,
@@ -267,7 +115,7 @@ async function finish(
     fellBack: v.fellBack,
     detail: v.detail,
   };
-  await warehouseOf(ctx).recordWindow({
+  await ctx.warehouse.recordWindow({
     source: ctx.source.name,
     stream: 'transfers',
     windowStart: v.windowStart,

@@ -7,7 +7,6 @@
  * the incomplete marks of every window it covers.
  */
 import { performance } from 'node:perf_hooks';
-import { warehouseOf } from './adapters.js';
 import { KnownPages, readPaymentsWindow, type ReadOutcome } from './read-window.js';
 import { DistinctIds, decideSplitFirst, decideWindow } from './read-verdict.js';
 import { clearCoveredMarks } from './incomplete-marks.js';
@@ -201,7 +200,7 @@ async function finish(
     ms: Math.round(performance.now() - started.ms),
     detail: verdict.detail,
   };
-  await warehouseOf(ctx).recordWindow({
+  await ctx.warehouse.recordWindow({
     source: ctx.source.name,
     stream: 'payments',
     windowStart: window.start,

@@ -16,7 +16,7 @@ import {
   type UpstreamError,
 } from '../errors.js';
 import { ErrorBodySchema } from './schemas.js';
-import { scrubSecrets, stripUrlSecrets } from './scrub.js';
+import { scrubSecrets, stripUrlSecrets } from '../scrub.js';
 
 export interface AttemptContext {
   endpoint: string;

@@ -1,7 +1,7 @@
 /**
- * The retry decision as data (cf. got's calculate-retry-delay.ts): `RETRY_BY_CODE` says, per error code,
- * whether retrying can heal it (the HTTP client and the job layer both read it), and `retryDelay` how long
- * an HTTP attempt waits before the next one, or 'stop'. Pure: no clock or randomness of its own.
+ * The HTTP retry decision (cf. got's calculate-retry-delay.ts): `retryDelay` says how long an attempt waits
+ * before the next one, or 'stop', following the one retry table per error code (src/error-codes.ts).
+ * Pure: no clock or randomness of its own.
  *
  * - 400/401/403 never retry: the request or the key is wrong, and repeating it cannot heal (principle 5).
  * - 429, 5xx, 408, timeouts, resets and malformed bodies may heal: exponential backoff with full jitter.
@@ -10,6 +10,7 @@
  *   is not slept through in-process: the client stops and the error carries `retryAfterMs`, so the job
  *   layer can reschedule instead of holding a worker (got does the same with `maxRetryAfter`).
  */
+import { RETRY_BY_CODE, type ErrorCode } from '../error-codes.js';
 
 /** How an attempt failed, as far as retrying is concerned. */
 export type FailureKind =
@@ -54,57 +55,6 @@ export interface RetryInput {
   idempotent?: boolean;
   /** The connection was refused: the request never reached the service. */
   neverSent?: boolean;
-}
-
-/** Whether retrying can heal a failure, and why: one row per error code. */
-export interface RetryRule {
-  retry: boolean;
-  why: string;
-}
-
-/**
- * The retry decision, as data, for every error code paysync raises (src/errors.ts), used by the HTTP
- * client (per attempt) and by the job layer (per job). Retrying only what can heal keeps a bad key or a
- * bad request from hammering the service and tells the operator at once (principle 5).
- */
-export const RETRY_BY_CODE = {
-  UPSTREAM_UNAUTHORIZED: { retry: false, why: '401: the key is wrong; fix PAYMENTS_API_KEY' },
-  UPSTREAM_FORBIDDEN: { retry: false, why: '403: the key lacks rights on this endpoint' },
-  UPSTREAM_BAD_REQUEST: { retry: false, why: '400: the service refuses this request as sent' },
-  UPSTREAM_UNEXPECTED_STATUS: {
-    retry: false,
-    why: '3xx, 404, 405…: a wrong base URL or path does not heal in seconds',
-  },
-  UPSTREAM_RATE_LIMITED: { retry: true, why: '429: heals after the Retry-After it names (a floor)' },
-  UPSTREAM_SERVER_ERROR: { retry: true, why: '5xx or 408: the service may recover' },
-  UPSTREAM_NETWORK: { retry: true, why: 'timeout, reset, refused connection: the network may recover' },
-  UPSTREAM_PROTOCOL: { retry: true, why: 'a malformed body may be a transient fault of the service' },
-  PAGINATION: { retry: true, why: 'paging did not end on evidence; a list shifting under it may settle' },
-  WINDOW_INCOMPLETE: { retry: true, why: 'records fell short of the total; a later read may find them' },
-  SERVICE_UNREACHABLE: { retry: true, why: 'PostgreSQL or Redis may come back' },
-  CONFIG: { retry: false, why: 'a setting is wrong: fix it and restart' },
-  USAGE: { retry: false, why: 'the command line is wrong' },
-  MIGRATION: { retry: false, why: 'a migration cannot be applied safely: a person must look' },
-  NOT_MIGRATED: { retry: false, why: 'the warehouse is not migrated: run `paysync migrate`' },
-} as const satisfies Record<string, RetryRule>;
-
-export type ErrorCode = keyof typeof RETRY_BY_CODE;
-
-/**
- * Anything without a code in the table: an error that is not paysync's own (a dropped PostgreSQL
- * connection, a Redis timeout, a programming error). Stated, not defaulted: retried within the job's
- * attempts (most such faults are transient), then reported with its message.
- */
-export const UNKNOWN_CODE_RULE: RetryRule = {
-  retry: true,
-  why: 'not a paysync error code: retried within the attempts, then reported',
-};
-
-/** The rule of an error code (undefined or unknown: UNKNOWN_CODE_RULE). */
-export function retryRuleOf(code: string | undefined): RetryRule {
-  return code !== undefined && Object.hasOwn(RETRY_BY_CODE, code)
-    ? RETRY_BY_CODE[code as ErrorCode]
-    : UNKNOWN_CODE_RULE;
 }
 
 /** The error code an HTTP attempt's failure kind stands for (fatal: by its status). */

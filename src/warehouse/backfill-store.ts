@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import type { PlannedJob } from '../sync/backfill.js';
+import type { ItemVerdict } from '../sync/ports.js';
 import type { BackfillWork } from '../sync/work.js';
 import { withTransaction } from './pool.js';
 
@@ -200,7 +201,7 @@ export async function finishItem(
   pool: pg.Pool,
   backfillId: number,
   key: string,
-  verdict: { state: 'done' | 'failed'; records: number | null; detail: string | null },
+  verdict: ItemVerdict,
 ): Promise<void> {
   await withTransaction(pool, async (client) => {
     // Two items of one backfill finishing at once would each see the other still open and neither would

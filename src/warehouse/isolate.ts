@@ -14,7 +14,7 @@
 import type { Payment, Transfer } from '../upstream/schemas.js';
 import { rejectRow, type RejectRow } from './page-prep.js';
 import type { Row } from './stream-tables.js';
-import type { SyncWindowRow } from './sync-window-row.js';
+import type { SyncWindowRow } from '../sync/ports.js';
 
 /** SQLSTATE classes a record's content can cause. */
 export const DATA_ERROR_CLASSES: readonly string[] = ['21', '22', '23', '54'];

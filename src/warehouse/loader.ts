@@ -11,7 +11,7 @@ import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
 import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
 import { columnLiterals } from './array-literal.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
-import type { SyncWindowRow } from './sync-window-row.js';
+import type { LoadResult, PageLoad, SyncWindowRow } from '../sync/ports.js';
 import { newRecordsPageSql, pageSql, windowUpsertSql } from './page-sql.js';
 import {
   jsonColumnIndex,
@@ -21,33 +21,6 @@ import {
   type Row,
   type StreamTable,
 } from './stream-tables.js';
-
-export type { SyncWindowRow } from './sync-window-row.js';
-
-export interface PageLoad {
-  source: string;
-  stream: 'payments' | 'transfers';
-  /** The source's organisation: stored on transfers, which carry none. Ignored for payments. */
-  organizationId: string | null;
-  records: Payment[] | Transfer[];
-  rejects: RejectedRecord[];
-  /** Written in the same statement: a window is marked only once its last page is committed. */
-  window?: SyncWindowRow;
-}
-
-/**
- * Counts over distinct ids of the page. `rejects` includes records moved to rejects here (PostgreSQL
- * cannot store them, same-updatedAt conflicts, or PostgreSQL refused them: see isolate.ts);
- * `anomalies` counts final → non-final status moves.
- */
-export interface LoadResult {
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  stale: number;
-  rejects: number;
-  anomalies: number;
-}
 
 export interface PreparedPage {
   table: StreamTable;

@@ -1,28 +1,29 @@
 /**
- * `paysync migrate`: creates the database when missing, then applies the `sql/` files in order, each in
- * its own transaction together with its ledger row (name + checksum) in public.paysync_migrations.
+ * `paysync migrate`: creates the database when missing, applies the numbered `sql/NNN_*.sql` files in
+ * order, each in its own transaction together with its ledger row (name + checksum) in
+ * public.paysync_migrations, then the view files of `sql/views/` that changed (apply-views.ts).
  *
- * Guarantees: running it again is a no-op; an applied file whose bytes changed stops everything with a
- * MigrationError naming it (a changed migration must become a new numbered file); two processes starting
- * at once serialise on a transaction-level advisory lock (pg_advisory_xact_lock) taken first thing in
- * every transaction that reads or writes the ledger, and the second finds nothing left to do.
- * Transaction-level, not session-level: through a transaction pooler (PgBouncer pool_mode=transaction)
- * consecutive transactions of one client can run on different server sessions, so a session lock taken
- * in one statement neither covers the next transaction nor is released by the unlock; a transaction lock
- * lives exactly as long as the work it protects, on whatever session that runs.
+ * Guarantees: running it again is a no-op that reads its ledgers and locks no reporting table or view;
+ * an applied numbered file whose bytes changed stops everything with a MigrationError naming it (a
+ * changed migration must become a new numbered file); two processes starting at once serialise on the
+ * migration lock (migration-lock.ts) taken first thing in every transaction that reads or writes a
+ * ledger, and the second finds nothing left to do.
  */
 import pg from 'pg';
 import { MigrationError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
+import { applyViews, withDetail } from './apply-views.js';
 import { defaultSqlDir, readMigrations, type MigrationFile } from './migration-files.js';
+import { underMigrationLock } from './migration-lock.js';
+import { readViews } from './view-files.js';
 
 export interface MigrateResult {
+  /** Numbered migrations applied by this run, in order. */
   applied: string[];
   alreadyApplied: number;
+  /** View files (sql/views) applied by this run, in dependency order: changed, new, or their view missing. */
+  views: string[];
 }
-
-/** Arbitrary constant shared by every paysync process: the key of the migration advisory lock. */
-const MIGRATION_LOCK_KEY = 7_243_001;
 
 const DUPLICATE_DATABASE = '42P04';
 const UNIQUE_VIOLATION = '23505'; // a concurrent CREATE DATABASE can surface as this instead of 42P04
@@ -67,30 +68,6 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   }
 }
 
-/** Takes the migration lock inside the open transaction; it is released by its COMMIT or ROLLBACK. */
-async function lockMigrations(client: pg.Client, log: Logger): Promise<void> {
-  const tried = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [
-    MIGRATION_LOCK_KEY,
-  ]);
-  if (tried.rows[0]?.ok) return;
-  log.info('another process is migrating this database; waiting for it');
-  await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-}
-
-/** BEGIN, the migration lock, fn, COMMIT; ROLLBACK (which also releases the lock) on any error. */
-async function locked<T>(client: pg.Client, log: Logger, fn: () => Promise<T>): Promise<T> {
-  await client.query('BEGIN');
-  try {
-    await lockMigrations(client, log);
-    const result = await fn();
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
-}
-
 /** The ledger (created under the lock: two concurrent CREATE TABLE IF NOT EXISTS can collide). */
 async function appliedChecksums(client: pg.Client): Promise<Map<string, string>> {
   await client.query(LEDGER_DDL);
@@ -118,7 +95,7 @@ function refuseChanged(files: readonly MigrationFile[], applied: Map<string, str
  */
 async function applyOne(client: pg.Client, file: MigrationFile, log: Logger): Promise<boolean> {
   try {
-    return await locked(client, log, async () => {
+    return await underMigrationLock(client, log, async () => {
       const { rows } = await client.query<{ checksum: string }>(
         'SELECT checksum FROM public.paysync_migrations WHERE name = $1',
         [file.name],
@@ -137,37 +114,54 @@ async function applyOne(client: pg.Client, file: MigrationFile, log: Logger): Pr
     });
   } catch (error) {
     if (error instanceof MigrationError) throw error;
-    throw new MigrationError(`migration ${file.name} failed: ${(error as Error).message}`, { cause: error });
+    throw new MigrationError(`migration ${file.name} failed: ${withDetail(error)}`, { cause: error });
   }
 }
 
+/** The numbered migrations not applied yet, in order; returns the names this process applied. */
+async function applyNumbered(
+  client: pg.Client,
+  files: readonly MigrationFile[],
+  log: Logger,
+): Promise<string[]> {
+  const applied = await underMigrationLock(client, log, () => appliedChecksums(client));
+  refuseChanged(files, applied);
+  const unknown = [...applied.keys()].filter((name) => !files.some((f) => f.name === name));
+  if (unknown.length > 0) {
+    log.warn(
+      { migrations: unknown },
+      'the database has migrations this paysync does not know (a newer version?)',
+    );
+  }
+  const done: string[] = [];
+  for (const file of files.filter((f) => !applied.has(f.name))) {
+    if (!(await applyOne(client, file, log))) continue;
+    done.push(file.name);
+    log.info({ migration: file.name }, 'applied migration');
+  }
+  return done;
+}
+
+/**
+ * Migrates the database at `databaseUrl` from `sqlDir` (default: the package's `sql/`). Every file is
+ * read and checked before anything runs, so a malformed view file stops it before the first migration.
+ */
 export async function migrate(
   databaseUrl: string,
   opts: { log?: Logger; sqlDir?: string } = {},
 ): Promise<MigrateResult> {
   const log = opts.log ?? silentLogger;
-  const files = await readMigrations(opts.sqlDir ?? defaultSqlDir());
+  const sqlDir = opts.sqlDir ?? defaultSqlDir();
+  const files = await readMigrations(sqlDir);
+  const views = await readViews(sqlDir);
   if (await ensureDatabase(databaseUrl))
     log.info({ database: databaseName(databaseUrl) }, 'created database');
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'paysync migrate' });
   await client.connect();
   try {
-    const applied = await locked(client, log, () => appliedChecksums(client));
-    refuseChanged(files, applied);
-    const unknown = [...applied.keys()].filter((name) => !files.some((f) => f.name === name));
-    if (unknown.length > 0) {
-      log.warn(
-        { migrations: unknown },
-        'the database has migrations this paysync does not know (a newer version?)',
-      );
-    }
-    const done: string[] = [];
-    for (const file of files.filter((f) => !applied.has(f.name))) {
-      if (!(await applyOne(client, file, log))) continue;
-      done.push(file.name);
-      log.info({ migration: file.name }, 'applied migration');
-    }
-    return { applied: done, alreadyApplied: files.length - done.length };
+    const applied = await applyNumbered(client, files, log);
+    const appliedViews = await applyViews(client, views, log);
+    return { applied, alreadyApplied: files.length - applied.length, views: appliedViews };
   } finally {
     await client.end();
   }

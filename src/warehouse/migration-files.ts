@@ -46,7 +46,7 @@ export async function readMigrations(sqlDir: string): Promise<MigrationFile[]> {
   return files;
 }
 
-/** Checksum of the whole set: names a template database built from exactly these files. */
-export function setChecksum(files: readonly MigrationFile[]): string {
+/** Checksum of a set of files (by name and checksum): names a template database built from exactly them. */
+export function setChecksum(files: ReadonlyArray<{ name: string; checksum: string }>): string {
   return checksumOf(files.map((f) => `${f.name}:${f.checksum}`).join('\n'));
 }

@@ -3,16 +3,8 @@
  * Redis is lost, and finding the days that still hold records to revisit.
  */
 import type pg from 'pg';
+import type { CompletedWindow } from '../sync/ports.js';
 import type { Stream } from '../upstream/schemas.js';
-
-export interface LoggedWindow {
-  windowStart: Date;
-  windowEnd: Date;
-  fetchedAt: Date;
-  outcome: string;
-  /** live, revisit, backfill or scan. */
-  kind: string;
-}
 
 /**
  * Windows of one source and stream whose latest run ended `complete` (never a failed or incomplete
@@ -24,8 +16,8 @@ export async function completedWindows(
   source: string,
   stream: Stream,
   since?: Date,
-): Promise<LoggedWindow[]> {
-  const { rows } = await pool.query<LoggedWindow>(
+): Promise<CompletedWindow[]> {
+  const { rows } = await pool.query<CompletedWindow>(
     `SELECT window_start AS "windowStart", window_end AS "windowEnd", fetched_at AS "fetchedAt", outcome, kind
        FROM reporting.sync_windows
       WHERE source = $1 AND stream = $2 AND outcome = 'complete'

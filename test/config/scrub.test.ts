@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { errorForStatus, errorForTransport } from '../../src/upstream/http-errors.js';
-import { scrubSecrets, stripUrlSecrets } from '../../src/upstream/scrub.js';
+import { scrubSecrets, stripUrlSecrets } from '../../src/scrub.js';
 
 const KEY = 'sk_live/a+b "c"';
 

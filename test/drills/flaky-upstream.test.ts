@@ -13,6 +13,7 @@ import { describe, expect, it } from '@jest/globals';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
 import { silentLogger } from '../../src/log.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { maxRequestsInWindow } from '../../src/sim/request-log.js';
 import type { SimRequestLogEntry, SimSwitches } from '../../src/sim/types.js';
 import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
 import {
@@ -41,18 +42,6 @@ const cleanups = cleanupsAfterEach(async () => {
   await h?.close();
   h = null;
 });
-
-/** Most requests that arrived within any sliding second (window [t, t + 1000 ms)). */
-function busiestSecond(times: readonly number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  let lo = 0;
-  for (let hi = 0; hi < sorted.length; hi++) {
-    while ((sorted[hi] as number) - (sorted[lo] as number) >= 1000) lo++;
-    best = Math.max(best, hi - lo + 1);
-  }
-  return best;
-}
 
 interface Repeat {
   after: SimRequestLogEntry;
@@ -116,7 +105,7 @@ async function drill(name: string, switches: Partial<SimSwitches>, pageSize = 5)
   expect(await transferDifferences(harness)).toEqual([]);
 
   const log = harness.sim.requestLog();
-  const busiest = busiestSecond(log.map((e) => e.receivedAt));
+  const busiest = maxRequestsInWindow(log, 1000);
   const pairs = repeats(log);
   const afterFailure = pairs.filter((r) => failed(r.after));
   const gaps = afterFailure.map((r) => r.gapMs);

@@ -1,14 +1,15 @@
 /**
  * A fresh, migrated database per test file, copied from a template database (CREATE DATABASE …
  * TEMPLATE is far faster than replaying the migrations). The template is named after the checksum of
- * the sql/ files, so a changed migration builds a new one; test files run in parallel and serialise
- * the template build and copy on an advisory lock (a template cannot be copied while anyone is
- * connected to it).
+ * the sql/ files, numbered migrations and sql/views alike, so a changed migration or view builds a new
+ * one; test files run in parallel and serialise the template build and copy on an advisory lock (a
+ * template cannot be copied while anyone is connected to it).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate, maintenanceUrl } from '../../src/warehouse/migrate.js';
 import { defaultSqlDir, readMigrations, setChecksum } from '../../src/warehouse/migration-files.js';
+import { readViews } from '../../src/warehouse/view-files.js';
 import { createPool } from '../../src/warehouse/pool.js';
 
 export const SERVER_URL = process.env.TEST_DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -36,8 +37,14 @@ export function uniqueName(prefix: string): string {
   return `paysync_test_${clean}_${randomBytes(4).toString('hex')}`;
 }
 
+/** The checksum of everything `migrate` applies: the numbered migrations and the view files. */
+export async function sqlChecksum(sqlDir = defaultSqlDir()): Promise<string> {
+  const views = (await readViews(sqlDir)).map((v) => ({ name: `views/${v.name}`, checksum: v.checksum }));
+  return setChecksum([...(await readMigrations(sqlDir)), ...views]);
+}
+
 async function ensureTemplate(admin: pg.Client): Promise<string> {
-  const checksum = setChecksum(await readMigrations(defaultSqlDir()));
+  const checksum = await sqlChecksum();
   const template = `paysync_test_template_${checksum.slice(0, 12)}`;
   const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
   if (found.rowCount) return template;

@@ -26,13 +26,11 @@ import {
   UsageError,
   WindowIncompleteError,
 } from '../../src/errors.js';
+import { RETRY_BY_CODE, retryRuleOf, UNKNOWN_CODE_RULE } from '../../src/error-codes.js';
 import {
   DEFAULT_RETRY_POLICY,
   jobRetryDelay,
-  RETRY_BY_CODE,
   retryDelay,
-  retryRuleOf,
-  UNKNOWN_CODE_RULE,
   type FailureKind,
 } from '../../src/upstream/retry-delay.js';
 import { backoffStrategy } from '../../jobs/start-worker.js';

@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { LosslessNumber, parseExactJson, toExactJson } from '../../src/upstream/exact-json.js';
 import type { Payment } from '../../src/upstream/schemas.js';
-import { loadPage, type PageLoad } from '../../src/warehouse/loader.js';
+import type { PageLoad } from '../../src/sync/ports.js';
+import { loadPage } from '../../src/warehouse/loader.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { at, makePayment, makeTransfer } from '../helpers/records.js';
 

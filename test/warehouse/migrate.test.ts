@@ -7,6 +7,7 @@ import { MigrationError } from '../../src/errors.js';
 import { FINAL_PAYMENT_STATUSES, FINAL_TRANSFER_STATUSES } from '../../src/upstream/schemas.js';
 import { migrate } from '../../src/warehouse/migrate.js';
 import { defaultSqlDir, readMigrations } from '../../src/warehouse/migration-files.js';
+import { readViews } from '../../src/warehouse/view-files.js';
 import { dropDatabase, uniqueName, urlFor } from '../helpers/db.js';
 
 const created: string[] = [];
@@ -34,15 +35,16 @@ async function tables(url: string): Promise<string[]> {
 }
 
 describe('paysync migrate', () => {
-  it('creates a missing database, applies every file, and a second run is a no-op', async () => {
+  it('creates a missing database, applies every file and view, and a second run is a no-op', async () => {
     const url = urlFor(fresh('mig_fresh'));
     const files = await readMigrations(defaultSqlDir());
+    const views = (await readViews(defaultSqlDir())).map((v) => v.name);
     const first = await migrate(url);
-    expect(first).toEqual({ applied: files.map((f) => f.name), alreadyApplied: 0 });
+    expect(first).toEqual({ applied: files.map((f) => f.name), alreadyApplied: 0, views });
     expect(await tables(url)).toEqual(
       expect.arrayContaining(['payments', 'transfers', 'sync_rejects', 'sync_windows', 'daily_totals']),
     );
-    expect(await migrate(url)).toEqual({ applied: [], alreadyApplied: files.length });
+    expect(await migrate(url)).toEqual({ applied: [], alreadyApplied: files.length, views: [] });
   });
 
   it('refuses to run when an applied migration file has changed, naming the file', async () => {
@@ -64,14 +66,18 @@ describe('paysync migrate', () => {
   it('is safe when several processes start it at once on a missing database', async () => {
     const url = urlFor(fresh('mig_race'));
     const files = await readMigrations(defaultSqlDir());
+    const views = await readViews(defaultSqlDir());
     const results = await Promise.all([migrate(url), migrate(url), migrate(url)]);
     const applied = results.flatMap((r) => r.applied).sort();
     expect(applied).toEqual(files.map((f) => f.name).sort());
+    expect(results.flatMap((r) => r.views).sort()).toEqual(views.map((v) => v.name).sort());
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     const { rows } = await client.query('SELECT name FROM public.paysync_migrations');
+    const ledger = await client.query('SELECT name FROM public.paysync_views');
     await client.end();
     expect(rows).toHaveLength(files.length);
+    expect(ledger.rows).toHaveLength(views.length);
   });
 
   it('009 keeps every published snapshot: the same records read back through reporting.export_snapshot', async () => {

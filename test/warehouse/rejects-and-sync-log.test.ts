@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { validatePayments, type Payment } from '../../src/upstream/schemas.js';
-import { loadPage, recordWindow, type PageLoad, type SyncWindowRow } from '../../src/warehouse/loader.js';
+import type { PageLoad, SyncWindowRow } from '../../src/sync/ports.js';
+import { loadPage, recordWindow } from '../../src/warehouse/loader.js';
 import { completedWindows, nonFinalDays } from '../../src/warehouse/sync-log.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { makePayment } from '../helpers/records.js';

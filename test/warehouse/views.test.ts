@@ -72,15 +72,23 @@ describe('analyst views', () => {
   });
 
   it('payment_statuses_observed counts payments seen in each status and in it now, not a funnel', async () => {
+    // median_update_after_creation is the service's updatedAt - createdAt on the first copy in the status
+    // (1 and 10 minutes here), not when paysync saw it (now, years after 2024); the former name
+    // median_seen_after_creation stays as an alias of the same figure.
     const { rows } = await db.pool.query(
       `SELECT status, payments_seen_in, payments_now_in,
-              extract(epoch FROM median_seen_after_creation)::int AS median_s
+              extract(epoch FROM median_update_after_creation)::int AS median_s,
+              extract(epoch FROM p90_update_after_creation)::int AS p90_s,
+              extract(epoch FROM median_seen_after_creation)::int AS alias_median_s,
+              extract(epoch FROM p90_seen_after_creation)::int AS alias_p90_s
          FROM reporting.payment_statuses_observed`,
     );
-    expect(rows).toEqual([
-      { status: 'PENDING', payments_seen_in: 2, payments_now_in: 1, median_s: 60 },
-      { status: 'COMPLETE', payments_seen_in: 1, payments_now_in: 1, median_s: 600 },
-    ]);
+    expect(rows).toEqual(
+      [
+        { status: 'PENDING', payments_seen_in: 2, payments_now_in: 1, median_s: 60, p90_s: 60 },
+        { status: 'COMPLETE', payments_seen_in: 1, payments_now_in: 1, median_s: 600, p90_s: 600 },
+      ].map((r) => ({ ...r, alias_median_s: r.median_s, alias_p90_s: r.p90_s })),
+    );
   });
 
   it('payment_status_transitions lists the observed moves between statuses', async () => {

@@ -4,7 +4,23 @@
  * form, so every form is scrubbed: as configured, trimmed, URL-encoded (both ways of encoding a space),
  * and JSON-escaped. URLs lose their user name, password, query and fragment: a transport error that
  * quotes the URL must not carry credentials or parameters into the logs.
+ *
+ * The ground floor (errors.ts, log.ts) scrubs with it, and config/secret.ts registers every key it holds,
+ * so nothing here imports a higher layer.
  */
+
+/** Every secret this process holds: errors are scrubbed of them as they are created (errors.ts). */
+const REGISTERED = new Set<string>();
+
+/** Remembers a secret of this process (config/secret.ts, for each Secret made); shorter than 4: ignored. */
+export function registerSecret(value: string): void {
+  if (value.length >= 4) REGISTERED.add(value);
+}
+
+/** `text` without any form of any secret registered in this process. */
+export function scrubRegisteredSecrets(text: string): string {
+  return REGISTERED.size === 0 ? text : scrubSecrets(text, [...REGISTERED]);
+}
 
 /** The texts a secret can appear as, longest first. Values shorter than 4 characters are not secrets. */
 export function secretForms(secret: string): string[] {
