@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import pg, { type PoolClient } from 'pg';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { describeGaps, type StreamCoverage } from './coverage.js';
 import { neutralise } from './csv-cells.js';
 import { checkEmptyDay } from './empty-days.js';

@@ -123,7 +123,37 @@ async function writeSummary(
   const decimals = Math.min(15, Math.max(0, ...rows.map((r) => scaleOf(String(r[amountAt] ?? '')))));
   const table = new TableWriter(wb, { name: 'summary', columns, zone: input.zone, decimals });
   for (const row of rows) table.add(row);
+  for (const row of closeRows(input.manifest as CloseFacts)) table.add(row);
   out.tables.summary = table.end();
+}
+
+/** The manifest's close facts, as manifest.ts writes them (read structurally: that module imports this one). */
+interface CloseFacts {
+  digests?: { payments: string; transfers: string };
+  restatedAfterSignoff?: { note: string } | null;
+}
+
+/**
+ * Finance's close on the summary sheet: the records digest of each stream (docs/finance.md says how to
+ * recompute it), and the sign-off: whether this version restates a day finance had signed off (a fact
+ * that stays true), else where the day's sign-off state lives (this file never changes).
+ */
+function closeRows(m: CloseFacts): unknown[][] {
+  const row = (level: string, stream: string, text: string) => [level, stream, text, null, null, null, null];
+  const out = (['payments', 'transfers'] as const).flatMap((s) =>
+    m.digests ? [row('records digest', s, m.digests[s])] : [],
+  );
+  const r = m.restatedAfterSignoff;
+  out.push(
+    r
+      ? row('sign-off', '', `restated after sign-off: ${r.note}`)
+      : row(
+          'sign-off',
+          '',
+          "the day's sign-off state: the day's top manifest.json, `paysync signoff --list`",
+        ),
+  );
+  return out;
 }
 
 /** The day's rejects (a sheet only when there are any). */

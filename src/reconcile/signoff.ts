@@ -11,7 +11,7 @@
 import type { PoolClient } from 'pg';
 import { join } from 'node:path';
 import { PaysyncError } from '../errors.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { dayWindow } from '../sync/windows.js';
 import { readPublished } from './export-day.js';
 import { manifestText, replaceFileAtomically, type SignedVersion } from './manifest.js';

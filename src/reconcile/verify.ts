@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PoolClient } from 'pg';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../sync/services.js';
 import { dayWindow } from '../sync/windows.js';
 import { dayCoverage } from './coverage.js';
 import { versionDir, type Manifest } from './manifest.js';

@@ -40,7 +40,14 @@ beforeAll(async () => {
     name: 'finance-close',
     sim: { days: 3, perDay: 40, now: middayBefore(ZONE) },
     // a short horizon: yesterday is final whatever the hour, by the CLI's wall clock too
-    env: { REPORT_TIMEZONE: ZONE, EXPORT_DIR: exportDir, PAGE_SIZE: '100', SETTLE_HORIZON: '1h', METRICS_PORT: '0', DASHBOARD_PORT: '0' },
+    env: {
+      REPORT_TIMEZONE: ZONE,
+      EXPORT_DIR: exportDir,
+      PAGE_SIZE: '100',
+      SETTLE_HORIZON: '1h',
+      METRICS_PORT: '0',
+      DASHBOARD_PORT: '0',
+    },
   });
   env = harnessEnv(h, { SETTLE_HORIZON: '1h' });
   await syncAll(h);
@@ -87,9 +94,19 @@ describe('signoff refuses what cannot be closed', () => {
 describe('a final day signed off and verified', () => {
   it('signoff records who, when, the version and its manifest SHA-256; the version files never change', async () => {
     const own = await read('v1', 'manifest.json');
-    const r = await cli('signoff', '--day', day, '--by', 'Amina K.', '--note', 'closed with the bank statement');
+    const r = await cli(
+      'signoff',
+      '--day',
+      day,
+      '--by',
+      'Amina K.',
+      '--note',
+      'closed with the bank statement',
+    );
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^${day}: v1 signed off by Amina K\\. at \\S+ \\(manifest SHA-256 ${sha256(own)}\\)\\n$`));
+    expect(r.stdout).toMatch(
+      new RegExp(`^${day}: v1 signed off by Amina K\\. at \\S+ \\(manifest SHA-256 ${sha256(own)}\\)\\n$`),
+    );
     const { rows } = await h.runtime.pool.query(
       `SELECT version, signed_by, note, manifest_sha256, payments_digest FROM reporting.signoffs WHERE day = $1`,
       [day],
@@ -105,7 +122,11 @@ describe('a final day signed off and verified', () => {
       },
     ]);
     expect(sha256(await read('v1', 'manifest.json'))).toBe(sha256(own));
-    expect((await manifest('manifest.json')).signoff).toMatchObject({ state: 'signed', version: 1, signed: { by: 'Amina K.' } });
+    expect((await manifest('manifest.json')).signoff).toMatchObject({
+      state: 'signed',
+      version: 1,
+      signed: { by: 'Amina K.' },
+    });
     const again = await cli('signoff', '--day', day, '--by', 'Bo');
     expect(again).toMatchObject({ status: 0 });
     expect(again.stdout).toMatch(/already signed off by Amina K\..*nothing recorded/);
@@ -128,7 +149,9 @@ describe('a final day signed off and verified', () => {
         execFile(
           'bash',
           ['-c', script!],
-          { env: { PATH: process.env.PATH ?? '', DATABASE_URL: h.databaseUrl, DAY: day, ZONE, TABLE: table } },
+          {
+            env: { PATH: process.env.PATH ?? '', DATABASE_URL: h.databaseUrl, DAY: day, ZONE, TABLE: table },
+          },
           (error, stdout, stderr) => (error ? fail(new Error(stderr)) : ok(stdout)),
         ),
       );
@@ -164,7 +187,9 @@ describe('verify names what changed', () => {
     const r = await cli('verify', '--day', day);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(`payments ${id}: amount ${old} → ${amount} (pack → warehouse)`);
-    expect(r.stdout).toMatch(/payments records digest: v1 says [0-9a-f]{64}, the warehouse now gives [0-9a-f]{64}/);
+    expect(r.stdout).toMatch(
+      /payments records digest: v1 says [0-9a-f]{64}, the warehouse now gives [0-9a-f]{64}/,
+    );
   });
 });
 
@@ -177,11 +202,18 @@ describe('a restatement after sign-off', () => {
     const v2 = await manifest('v2', 'manifest.json');
     expect(v2.restatedAfterSignoff).toMatchObject({ signed: { version: 1, by: 'Amina K.' } });
     expect(v2.restatedAfterSignoff!.changes!.changed.count).toBe(1);
-    expect((await manifest('manifest.json')).signoff).toMatchObject({ state: 'restated after sign-off', version: 2 });
+    expect((await manifest('manifest.json')).signoff).toMatchObject({
+      state: 'restated after sign-off',
+      version: 2,
+    });
 
     const status = await cli('status');
     expect(status.status).toBe(before.status); // finance's, not ops'
-    expect(status.stdout).toMatch(new RegExp(`finance's attention[^\\n]*\\n  ${day}: restated after sign-off: v1 signed off by Amina K\\. at \\S+; v2 changed its records`));
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `finance's attention[^\\n]*\\n  ${day}: restated after sign-off: v1 signed off by Amina K\\. at \\S+; v2 changed its records`,
+      ),
+    );
     const pending = await cli('signoff', '--list', '--pending');
     expect(pending.status).toBe(1);
     expect(pending.stdout).toMatch(new RegExp(`${day} +v2 +final +restated after sign-off`));
@@ -192,7 +224,7 @@ describe('a restatement after sign-off', () => {
     expect(page.text).toMatch(new RegExp(`data-day="${day}" data-state="restated"`));
 
     const book = new ExcelJS.Workbook();
-    await book.xlsx.load(await read('v2', 'pack.xlsx'));
+    await book.xlsx.load((await read('v2', 'pack.xlsx')) as unknown as ArrayBuffer);
     const cells = JSON.stringify(book.getWorksheet('summary')!.getSheetValues());
     expect(cells).toContain('restated after sign-off');
     expect(cells).toContain(v2.digests!.payments);
@@ -201,25 +233,45 @@ describe('a restatement after sign-off', () => {
     expect(signed.stdout).toMatch(new RegExp(`^${day}: v2 signed off by Bo`));
     expect((await cli('status')).stdout).not.toContain("finance's attention");
     expect((await cli('signoff', '--list', '--pending')).status).toBe(0);
-    expect((await httpGet(`${stack.ops.metricsUrl}/metrics`)).text).not.toContain(`paysync_restated_after_signoff{day="${day}"}`);
-    expect((await httpGet(`${stack.ops.dashboardUrl}/status`)).text).not.toMatch(new RegExp(`data-day="${day}" data-state="restated"`));
+    expect((await httpGet(`${stack.ops.metricsUrl}/metrics`)).text).not.toContain(
+      `paysync_restated_after_signoff{day="${day}"}`,
+    );
+    expect((await httpGet(`${stack.ops.dashboardUrl}/status`)).text).not.toMatch(
+      new RegExp(`data-day="${day}" data-state="restated"`),
+    );
     expect((await manifest('manifest.json')).signoff).toMatchObject({ state: 'signed', version: 2 });
   });
 });
 
 describe('sign-offs are never deleted', () => {
   it('a revocation is recorded beside the sign-off it withdraws', async () => {
-    const r = await cli('signoff', '--revoke', '--day', day, '--by', 'Amina K.', '--note', 'signed the wrong day');
+    const r = await cli(
+      'signoff',
+      '--revoke',
+      '--day',
+      day,
+      '--by',
+      'Amina K.',
+      '--note',
+      'signed the wrong day',
+    );
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/the sign-off of v2 by Bo is revoked by Amina K\./);
+    // the earlier sign-off (of v1) is in force again, and v2 changed v1's records
+    const back = await cli('signoff', '--list', '--pending');
+    expect(back.status).toBe(1);
+    expect(back.stdout).toMatch(new RegExp(`${day} +v2 +final +restated after sign-off +v1 by Amina K\\.`));
+    const second = await cli('signoff', '--revoke', '--day', day, '--by', 'Amina K.', '--note', 'v1 too');
+    expect(second.stdout).toMatch(/the sign-off of v1 by Amina K\. is revoked/);
     const list = await cli('signoff', '--list', '--pending');
     expect(list.status).toBe(1);
     expect(list.stdout).toMatch(new RegExp(`${day} +v2 +final +revoked`));
+    expect((await cli('signoff', '--revoke', '--day', day, '--by', 'x', '--note', 'y')).status).toBe(1);
     const { rows } = await h.runtime.pool.query(
       `SELECT (SELECT count(*) FROM reporting.signoffs)::int AS signoffs,
               (SELECT count(*) FROM reporting.signoff_revocations)::int AS revocations`,
     );
-    expect(rows[0]).toEqual({ signoffs: 2, revocations: 1 });
+    expect(rows[0]).toEqual({ signoffs: 2, revocations: 2 });
   });
 
   it('UPDATE, DELETE and TRUNCATE are refused, even to the owner', async () => {
