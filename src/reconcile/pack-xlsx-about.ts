@@ -87,7 +87,11 @@ function factRows(m: Record<string, unknown>): Cell[][] {
 }
 
 function reconcileRows(value: unknown): Cell[][] {
-  if (value === null || value === undefined) return [[t('reconcile'), t('not run for this day yet')]];
+  if (value === null || value === undefined) {
+    // this file never changes: it says where the result will be, not that there is none yet
+    const where = "the day's top manifest.json, `paysync status`, reporting.reconcile_results";
+    return [[t('reconcile'), t(`not run when this version was written; the latest result: ${where}`)]];
+  }
   const r = record(value);
   return [
     [t('reconcile checked at (UTC)'), t(r.checkedAt)],
