@@ -18,7 +18,7 @@ export async function insertSyntheticDay(
     `INSERT INTO reporting.payments (id, reference, amount, description, status, transaction_type, phone,
         service_mobile_code, extra_data, created_at, updated_at, organization_id, api_key_id, source)
      SELECT 'pay_' || $1 || '_' || lpad(g::text, 7, '0'), 'REF' || (g * 7919 % 10000000000),
-            CASE WHEN g % 3 = 0 THEN (100 + g % 50000)::numeric ELSE (100 + g % 50000) + (g % 100) / 100.0 END,
+            CASE WHEN g % 3 = 0 THEN (100 + g % 50000)::numeric ELSE round((100 + g % 50000) + (g % 100) / 100.0, 2) END,
             CASE WHEN g % 50 = 0 THEN '=HYPERLINK("http://x")' ELSE 'Order #' || g || ' "bench", line ' || g % 7 END,
             (ARRAY['COMPLETE','COMPLETE','FAILED','PENDING','TIMEOUT','INIT'])[1 + g % 6],
             (ARRAY['PAYMENT','DIRECT_PAYMENT','TRANSFERT','RECHARGE'])[1 + g % 4],

@@ -6,8 +6,10 @@
  * - Files are written into a hidden temporary folder of the day and only published by renaming that
  *   folder to `vN`, then the day's top manifest is replaced (written last). A killed export leaves at most
  *   a `.tmp-*` folder, which the next export of the day removes; a reader never sees a partial file.
- * - An unchanged day writes nothing new: the fresh files are compared (SHA-256) with the published ones
- *   and thrown away when equal, so the version and every published byte stay the same.
+ * - An unchanged day writes nothing new: a day's version changes only when what it says changes (a record
+ *   added, removed or updated since the published version's snapshot, its quarantined records or
+ *   reconcile differences, its state). The pack's layout (PACK_LAYOUT) is not part of it: after a layout
+ *   change, an unchanged day keeps its version, every published byte and its old layout.
  * - Two exports of one day never interleave: an advisory lock per day (pack-lock.ts: transaction-level,
  *   held by a transaction of its own) serialises them.
  * - A day sync does not cover yet is never published as final: it is refused (DayNotCoveredError) unless
@@ -34,8 +36,9 @@ import { dayCoverage, DayNotCoveredError, describeGaps, type StreamCoverage } fr
 import {
   manifestText,
   MAX_VERSION,
+  PACK_LAYOUT,
   replaceFileAtomically,
-  sameContent,
+  sameLists,
   topManifest,
   VERSION_CURRENT,
   versionDir,
@@ -53,8 +56,7 @@ import {
 } from './pack-disk.js';
 import { withDayLock } from './pack-lock.js';
 import { SNAPSHOT_DELETE_SQL, SNAPSHOT_INSERT_SQL } from './pack-query.js';
-import { writePackWorkbook } from './pack-xlsx.js';
-import { restatementSince } from './restatement.js';
+import { changedSinceLastVersion, restatementSince } from './restatement.js';
 import { restatedAfterSignoff } from './signoff-restated.js';
 import { manifestSignoff } from './signoff-state.js';
 import { signoffStateOfDay } from './signoff-store.js';
@@ -117,6 +119,20 @@ async function nextVersion(
     );
   }
   return highest + 1;
+}
+
+/**
+ * Whether the day's records are those of the published version `latest`: compared with the export
+ * snapshot (restatement.ts), which is the ledger's latest version's, so only when that is `latest` (an
+ * EXPORT_DIR restored from elsewhere counts as changed).
+ */
+async function sameRecords(client: PoolClient, job: DayJob, latest: Manifest): Promise<boolean> {
+  const { rows } = await client.query<{ version: number | null }>(
+    'SELECT max(version) AS version FROM reporting.export_versions WHERE day = $1::date',
+    [job.day],
+  );
+  if ((rows[0]?.version ?? 0) !== latest.version) return false;
+  return !(await changedSinceLastVersion(client, job.range, job.day));
 }
 
 export async function exportDay(
@@ -214,16 +230,25 @@ async function exportLocked(
   const latest = published?.own ?? null;
   const temp = await tempFolder(dayDir);
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+  let derived: DerivedPack | undefined;
   try {
-    const derived = await derivePack(runtime, client, job, temp);
+    derived = await derivePack(runtime, client, job, temp);
     // compared with the previous version before its snapshot is replaced; both undone if nothing changed
     const restatement = published ? await restatementSince(client, job, dayDir, published, temp) : null;
+    const sameDay = latest !== null && (await sameRecords(client, job, latest));
     await replaceSnapshot(client, range, day);
     await pausePoint('export:files-written');
     const counts = { payments: derived.files.payments.rows, transfers: derived.files.transfers.rows };
     const facts = { day, counts, quarantined: derived.quarantined, ...derived.state };
-    // a day whose files are unchanged keeps its version, unless its state moved (say provisional to final)
-    if (published && latest && sameContent(latest, derived.files) && latest.state === derived.state.state) {
+    // an unchanged day keeps its version (whatever layout it was written in), unless its state moved
+    if (
+      published &&
+      latest &&
+      sameDay &&
+      sameLists(latest, derived.files) &&
+      latest.state === derived.state.state
+    ) {
+      derived.workbook.abort();
       await client.query('ROLLBACK');
       await rm(temp, { recursive: true, force: true });
       await refreshTop(client, dayDir, published, derived);
@@ -244,6 +269,7 @@ async function exportLocked(
     const signedBefore = manifest.restatedAfterSignoff?.signed.version ?? null;
     return { ...facts, version, dir, restated: latest !== null, unchanged: false, signedBefore };
   } catch (error) {
+    derived?.workbook.abort();
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
@@ -269,6 +295,7 @@ async function newManifest(
     day: job.day,
     timeZone: runtime.settings.REPORT_TIMEZONE,
     version: v.version,
+    layout: PACK_LAYOUT,
     generatedAt: new Date().toISOString(),
     ...derived.state,
     files: manifestFiles(derived.files),
@@ -281,14 +308,8 @@ async function newManifest(
     restatedAfterSignoff: await restatedAfterSignoff(client, job.day, v.dayDir, derived.digests, v.temp),
     current: VERSION_CURRENT,
   };
-  // the workbook shows the manifest's facts, so it comes after them (same snapshot, same connection)
-  manifest.files.xlsx = await writePackWorkbook(client, {
-    range: job.range,
-    day: job.day,
-    zone: manifest.timeZone,
-    dir: v.temp,
-    manifest,
-  });
+  // the workbook shows the manifest's facts, so it ends after them (same snapshot, same connection)
+  manifest.files.xlsx = await derived.workbook.finish(client, { range: job.range, manifest });
   return manifest;
 }
 

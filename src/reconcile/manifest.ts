@@ -15,6 +15,15 @@ import { rename, writeFile } from 'node:fs/promises';
 import type { WrittenFile } from './pack-writer.js';
 import type { WorkbookEntry } from './pack-xlsx.js';
 
+/**
+ * The version of the pack's layout: which files a version holds, their columns and formats, the
+ * workbook's sheets, their order and cell formats. Bump it whenever any of them changes. Each manifest
+ * names the layout its version was written with (one written before this was named has none: layout 1).
+ * A layout change alone never makes a new version: a day's version changes only when what it says
+ * changes (export-day.ts), so a re-export of an unchanged day keeps its version in the layout it has.
+ */
+export const PACK_LAYOUT = 2;
+
 export const PACK_FILES = ['payments', 'transfers', 'summary', 'rejects'] as const;
 export type PackFileName = (typeof PACK_FILES)[number];
 /** Files a version has only when it has something to put in them. */
@@ -134,6 +143,8 @@ export interface Manifest {
   day: string;
   timeZone: string;
   version: number;
+  /** PACK_LAYOUT when this version was written (absent: 1). */
+  layout?: number;
   generatedAt: string;
   state: PackState;
   stateReason: string;
@@ -192,11 +203,18 @@ export async function replaceFileAtomically(path: string, text: string): Promise
   await rename(temp, path);
 }
 
-/** True when the freshly written files are byte for byte those of the published version. */
-export function sameContent(latest: Manifest, files: PackFiles<WrittenFile>): boolean {
-  return [...PACK_FILES, ...OPTIONAL_PACK_FILES].every(
-    (name) => latest.files[name]?.sha256 === files[name]?.sha256,
-  );
+/**
+ * The files compared byte for byte to tell an unchanged day: the day's quarantined records and its
+ * reconcile differences. The records files are compared by their records instead (the export snapshot:
+ * restatement.ts), so that their layout is not part of the comparison; summary.csv follows from the
+ * records and the workbook shows all of these. (These two files' layouts have not changed since they
+ * were first written; a layout change that alters them must compare their rows instead.)
+ */
+export const COMPARED_FILES = ['rejects', 'differences'] as const;
+
+/** True when the freshly written lists (COMPARED_FILES) are byte for byte those of the published version. */
+export function sameLists(latest: Manifest, files: PackFiles<WrittenFile>): boolean {
+  return COMPARED_FILES.every((name) => latest.files[name]?.sha256 === files[name]?.sha256);
 }
 
 /** Versions are numbered 1 to the largest value of reporting.export_versions.version (an integer). */

@@ -2,7 +2,8 @@
  * A day's pack derived from the warehouse: the CSV files, the totals, the quarantined counts, the records
  * digests, the state and its evidence, all read in the caller's REPEATABLE READ transaction (one
  * snapshot). The one derivation of the pack: `export` publishes what it derives, `verify` derives again
- * and compares with what was published. Writes files into `dir` and nothing into the database.
+ * and compares with what was published. Writes files into `dir` and nothing into the database; the
+ * workbook is left open for the caller to finish with the manifest (its about sheet shows it).
  */
 import { join } from 'node:path';
 import pg, { type PoolClient } from 'pg';
@@ -24,6 +25,8 @@ import {
 import { writeDifferences, writeRejects } from './pack-rejects.js';
 import { packState } from './pack-state.js';
 import { writeCsvFile, writeSmallCsv, type WrittenFile } from './pack-writer.js';
+import { PackWorkbook } from './pack-xlsx.js';
+import { PAYMENTS_SHEET, TRANSFERS_SHEET, type RecordsSheet } from './pack-xlsx-query.js';
 import { recordsDigests } from './records-digest.js';
 import { latestReconcile } from './reconcile-store.js';
 
@@ -46,6 +49,8 @@ export interface DerivedPack {
   state: Pick<Manifest, 'state' | 'stateReason'>;
   digests: RecordsDigests;
   emptyConfirmed: EmptyEvidence[];
+  /** pack.xlsx, its records sheets written from the same COPY as the CSVs; the caller finishes or aborts it. */
+  workbook: PackWorkbook;
 }
 
 type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
@@ -54,13 +59,15 @@ type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
  * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the
  * caller's snapshot (`SET TRANSACTION SNAPSHOT`): the same instant as everything else in the pack, while
  * the caller's connection computes the rest at the same time (on two cores, a 200k-payment day's export
- * does not wait for the summary and the digests after the COPY).
+ * does not wait for the summary and the digests after the COPY). The same COPY feeds the workbook's
+ * records sheets.
  */
 async function writeRecordFiles(
   databaseUrl: string,
   snapshot: string,
   range: [Date, Date],
   dir: string,
+  workbook: PackWorkbook,
 ): Promise<RecordFiles> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'paysync export' });
   await client.connect();
@@ -71,14 +78,15 @@ async function writeRecordFiles(
       string,
       string,
     ];
-    const csv = (file: PackFile) =>
+    const csv = async (file: PackFile, sheet: RecordsSheet) =>
       writeCsvFile(
         client,
         { sql: recordsCopySql(file, start, end), columns: packCsvColumns(file) },
         join(dir, `${file.name}.csv`),
+        await workbook.recordsSink(client, sheet, range),
       );
-    const payments = await csv(PAYMENTS_FILE);
-    const transfers = await csv(TRANSFERS_FILE);
+    const payments = await csv(PAYMENTS_FILE, PAYMENTS_SHEET);
+    const transfers = await csv(TRANSFERS_FILE, TRANSFERS_SHEET);
     await client.query('COMMIT');
     return { payments, transfers };
   } finally {
@@ -146,8 +154,15 @@ export async function derivePack(
   dir: string,
 ): Promise<DerivedPack> {
   const { range, day } = job;
+  const workbook = PackWorkbook.open(dir, { day, zone: runtime.settings.REPORT_TIMEZONE });
   const { rows } = await client.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
-  const recordFiles = writeRecordFiles(runtime.settings.DATABASE_URL, rows[0]!.snapshot, range, dir);
+  const recordFiles = writeRecordFiles(
+    runtime.settings.DATABASE_URL,
+    rows[0]!.snapshot,
+    range,
+    dir,
+    workbook,
+  );
   recordFiles.catch(() => undefined); // awaited below; meanwhile this connection does the rest
   try {
     const rejects = await writeRejects(client, range, day, dir);
@@ -162,8 +177,11 @@ export async function derivePack(
       rejects: rejects.file,
       ...(differences ? { differences } : {}),
     };
-    return { files, totals, quarantined: rejects.counts, reconcile, state, digests, emptyConfirmed };
-  } finally {
+    const quarantined = rejects.counts;
+    return { files, totals, quarantined, reconcile, state, digests, emptyConfirmed, workbook };
+  } catch (error) {
     await recordFiles.catch(() => undefined); // never leave the other connection writing behind us
+    workbook.abort();
+    throw error;
   }
 }

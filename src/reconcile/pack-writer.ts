@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify/sync';
 import type { ClientBase } from 'pg';
@@ -32,14 +33,38 @@ export interface CopyCsv {
   columns: PackCsvColumns;
 }
 
-/** Streams one COPY's CSV into `path`, flushed to disk before it returns. */
-export async function writeCsvFile(client: ClientBase, copy: CopyCsv, path: string): Promise<WrittenFile> {
+/** Where a stream of bytes goes, one awaited write at a time (the workbook's records sheets). */
+export interface ByteSink {
+  write(chunk: Buffer): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** Hands every chunk to `sink` as well (waiting for it: its pace holds the COPY back too), then ends it. */
+function tee(sink: ByteSink): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      sink.write(chunk).then(() => done(null, chunk), done);
+    },
+    flush(done) {
+      sink.end().then(() => done(), done);
+    },
+  });
+}
+
+/**
+ * Streams one COPY's CSV into `path`, flushed to disk before it returns. `also` gets PostgreSQL's own
+ * bytes as they come (the workbook's records sheet: one read of the warehouse for both files).
+ */
+export async function writeCsvFile(
+  client: ClientBase,
+  copy: CopyCsv,
+  path: string,
+  also?: ByteSink,
+): Promise<WrittenFile> {
   const pack = new PackCsvStream(copy.columns);
-  await pipeline(
-    client.query(copyStreams.to(copy.sql)),
-    pack,
-    createWriteStream(path, { flags: 'wx', flush: true }),
-  );
+  const file = createWriteStream(path, { flags: 'wx', flush: true });
+  const source = client.query(copyStreams.to(copy.sql));
+  await (also ? pipeline(source, tee(also), pack, file) : pipeline(source, pack, file));
   return { rows: pack.records - 1, bytes: pack.bytes, sha256: pack.hash.digest('hex') };
 }
 

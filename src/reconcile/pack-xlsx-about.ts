@@ -6,23 +6,35 @@
  * is shown generically or skipped), and nothing in it depends on the clock: the same manifest gives the
  * same sheet.
  */
-import { amountCell, amountFormat, scaleOf, textCell, type Cell, type FlagReason } from './xlsx-cells.js';
-import type { TableReport } from './xlsx-sheet.js';
+import {
+  amountCell,
+  amountLook,
+  textCell,
+  type AmountLook,
+  type Cell,
+  type FlagReason,
+} from './xlsx-cells.js';
+
+/** What a table of the workbook wrote: data rows, sheets used, and flagged cells by reason. */
+export interface TableReport {
+  rows: number;
+  sheets: string[];
+  flags: Partial<Record<FlagReason, number>>;
+}
 
 export interface AboutInput {
   /** The manifest being published (its `generatedAt` is not shown: the workbook depends on content only). */
   manifest: Record<string, unknown>;
   tables: Record<string, TableReport>;
-  /** Decimals the amount column of each records sheet shows. */
-  decimals: Record<string, number>;
+  /** How the amount column of each table looks. */
+  looks: Record<string, AmountLook>;
   hasRejects: boolean;
 }
 
 const FLAG_TEXT: Record<FlagReason, string> = {
-  'amount-as-text':
-    'amount written as text: a spreadsheet number cannot hold it exactly (more than 15 significant digits, or more decimals than the column shows)',
+  'amount-as-text': 'amount that is not a plain decimal (NaN), written as the text PostgreSQL holds',
   'text-escaped':
-    'text holding characters a workbook cannot carry (control characters; a carriage return, which XML reads back as a line feed), written as \\uXXXX',
+    'text holding control characters (invisible in a cell, dropped by some spreadsheets), written visibly as \\uXXXX',
   'text-cut': 'text longer than a cell holds (32,767 characters), cut and ended with …',
 };
 
@@ -30,12 +42,12 @@ const t = (value: unknown): Cell =>
   value === null || value === undefined
     ? { value: null }
     : textCell(typeof value === 'string' ? value : JSON.stringify(value));
-const n = (value: unknown): Cell => (typeof value === 'number' ? { value } : t(value));
-function amount(value: unknown): Cell {
-  if (typeof value !== 'string') return t(value);
-  const decimals = Math.min(scaleOf(value), 15);
-  const cell = amountCell(value, decimals);
-  return cell.flag ? cell : { ...cell, format: amountFormat(decimals) };
+const n = (value: unknown): Cell => (typeof value === 'number' ? { value, count: true } : t(value));
+const amountText = (value: unknown) => (typeof value === 'string' ? value : null);
+/** Amount cells of one column (the one-look rule over the column's values). */
+function amounts(values: readonly unknown[]): Cell[] {
+  const look = amountLook(values.map(amountText));
+  return values.map((v) => (typeof v === 'string' ? amountCell(v, look) : t(v)));
 }
 const record = (value: unknown): Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
@@ -58,11 +70,14 @@ function table(items: unknown, lead: Cell[] = []): Cell[][] {
   const rows = (Array.isArray(items) ? items : []).map((item) => flatten(record(item)));
   if (rows.length === 0) return [];
   const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const cell = (key: string, v: unknown) =>
-    /amount/i.test(key) ? amount(v) : typeof v === 'number' ? n(v) : t(v);
+  const columns = keys.map((k) =>
+    /amount/i.test(k)
+      ? amounts(rows.map((r) => r[k]))
+      : rows.map((r) => (typeof r[k] === 'number' ? n(r[k]) : t(r[k]))),
+  );
   return [
     [...lead.map(() => t('')), ...keys.map(t)],
-    ...rows.map((r) => [...lead, ...keys.map((k) => cell(k, r[k]))]),
+    ...rows.map((_, i) => [...lead, ...columns.map((c) => c[i] as Cell)]),
   ];
 }
 
@@ -71,13 +86,20 @@ function factRows(m: Record<string, unknown>): Cell[][] {
     [t('day'), t(m.day)],
     [t('time zone'), t(m.timeZone)],
     [t('version'), n(m.version)],
+    [
+      t('layout'),
+      n(m.layout ?? 1),
+      t("the version of the pack's layout (files, sheets, formats) this version was written with"),
+    ],
     [t('state'), t(m.state)],
   ];
   if (m.stateReason !== undefined) rows.push([t('state reason'), t(m.stateReason)]);
   rows.push([], [t('totals'), t('records'), t('amount')]);
-  for (const [stream, total] of Object.entries(record(m.totals))) {
-    rows.push([t(stream), n(record(total).records), amount(record(total).amount)]);
-  }
+  const totals = Object.entries(record(m.totals));
+  const totalAmounts = amounts(totals.map(([, total]) => record(total).amount));
+  totals.forEach(([stream, total], i) =>
+    rows.push([t(stream), n(record(total).records), totalAmounts[i] as Cell]),
+  );
   rows.push([], [t('files'), t('rows'), t('SHA-256')]);
   for (const file of Object.values(record(m.files))) {
     const f = record(file);
@@ -88,9 +110,14 @@ function factRows(m: Record<string, unknown>): Cell[][] {
 
 function reconcileRows(value: unknown): Cell[][] {
   if (value === null || value === undefined) {
-    // this file never changes: it says where the result will be, not that there is none yet
-    const where = "the day's top manifest.json, `paysync status`, reporting.reconcile_results";
-    return [[t('reconcile'), t(`not run when this version was written; the latest result: ${where}`)]];
+    return [
+      [
+        t('reconcile'),
+        t(
+          "none when this version was written; the latest result is in the day's top manifest.json, `paysync status` and reporting.reconcile_results",
+        ),
+      ],
+    ];
   }
   const r = record(value);
   return [
@@ -119,9 +146,9 @@ function restatementRows(value: unknown): Cell[][] {
 
 function noteRows(input: AboutInput): Cell[][] {
   const m = input.manifest;
-  const decimals = Object.entries(input.decimals)
-    .map(([sheet, d]) => `${sheet} ${d}`)
-    .join(', ');
+  const textColumns = Object.entries(input.looks)
+    .filter(([, look]) => look === 'text')
+    .map(([sheet]) => sheet);
   const rows: Cell[][] = [
     [t('notes')],
     [
@@ -132,7 +159,23 @@ function noteRows(input: AboutInput): Cell[][] {
     ],
     [
       t('amounts'),
-      t(`numbers with a fixed number of decimals (${decimals}): the most any amount of the day has`),
+      t(
+        'exact, with thousands separators, one look per column: numbers, each shown with its own decimals (1,500 / 1,500.5 / 0.05), when every amount of the column has at most 15 significant digits (what a spreadsheet number holds exactly); otherwise the whole column is text, each amount its exact decimal, right-aligned',
+      ),
+    ],
+    [
+      t('amounts as text'),
+      t(
+        textColumns.length > 0
+          ? `in ${textColumns.join(', ')}: an amount there has more than 15 significant digits; the CSV files hold the same decimals`
+          : 'none: every amount column is numbers',
+      ),
+    ],
+    [
+      t('totals'),
+      t(
+        'summary: under each stream, its total of all statuses, then its settled money (COMPLETE); the grand total and its settled money last; quarantined records are counted, never summed',
+      ),
     ],
     [
       t('sums'),

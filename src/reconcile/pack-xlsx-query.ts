@@ -1,106 +1,116 @@
 /**
- * The SQL of the pack's workbook, read on the export's own connection inside its REPEATABLE READ
- * snapshot (the same instant as the CSVs, the summary and the manifest). $1, $2: the day's instant range
- * [start, end); $3: REPORT_TIMEZONE. Each sheet column says how its cell is typed (xlsx-cells.ts):
- * `time` columns are selected twice, as the wall clock in REPORT_TIMEZONE and as the exact UTC ISO text.
+ * What the pack's workbook reads, and how its records sheets map the records files' columns. The records
+ * sheets are made from the same COPY as payments.csv and transfers.csv (pack-query.ts's PAYMENTS_FILE and
+ * TRANSFERS_FILE), so their columns are those files' columns, in their order, each time split in two
+ * (the wall clock in REPORT_TIMEZONE, the exact UTC text). Everything here is read inside the export's
+ * REPEATABLE READ snapshot. $1, $2: the day's instant range [start, end).
  */
 import { DAY_REJECTS_FROM, DAY_REJECTS_ORDER } from './pack-rejects.js';
+import { PAYMENTS_FILE, TRANSFERS_FILE, type PackFile } from './pack-query.js';
+import type { RecordColumnKind } from './xlsx-rows.js';
+import type { SheetColumn } from './xlsx-sheet.js';
 
 export type ColumnKind = 'text' | 'json' | 'amount' | 'time' | 'count';
 
-export interface SheetColumn {
+/** A column of a sheet read with a query (rejects): how its cell is typed and the SQL printing it. */
+export interface QueryColumn {
   header: string;
   kind: ColumnKind;
-  /** Column width in characters (a `time` column: its date-time cell; the UTC text gets its own). */
+  /** Width in characters (a `time` column: its date-time cell; the UTC text gets its own). */
   width: number;
-  /** The SQL expression (for `time`, the timestamptz column). */
   sql: string;
 }
 
 export interface RecordsSheet {
   name: 'payments' | 'transfers';
-  table: string;
-  columns: readonly SheetColumn[];
+  file: PackFile;
+  /** The kind of each field of the file's CSV. */
+  kinds: readonly RecordColumnKind[];
+  /** Widths by the file's header (a `time` field: its date-time cell). */
+  widths: Record<string, number>;
 }
 
-const col = (header: string, kind: ColumnKind, width: number, sql = header): SheetColumn => ({
+const TIME_WIDTH = 23;
+const UTC_WIDTH = 25;
+
+/** Each field's kind, by its header in the file; a field not named is text. */
+const kindsOf = (file: PackFile, named: Record<string, RecordColumnKind>): RecordColumnKind[] =>
+  file.columns.map((c) => named[c.header] ?? 'text');
+const TIMES = { createdAt: 'time', updatedAt: 'time' } as const;
+
+export const PAYMENTS_SHEET: RecordsSheet = {
+  name: 'payments',
+  file: PAYMENTS_FILE,
+  kinds: kindsOf(PAYMENTS_FILE, { amount: 'amount', extra_data: 'json', ...TIMES }),
+  widths: {
+    id: 24,
+    reference: 16,
+    amount: 16,
+    description: 34,
+    status: 11,
+    transaction_type: 14,
+    phone: 15,
+    service_mobile_code: 13,
+    extra_data: 30,
+    organization_id: 16,
+    api_key_id: 16,
+  },
+};
+
+export const TRANSFERS_SHEET: RecordsSheet = {
+  name: 'transfers',
+  file: TRANSFERS_FILE,
+  kinds: kindsOf(TRANSFERS_FILE, { amount: 'amount', ...TIMES }),
+  widths: { id: 24, reference: 16, amount: 16, name: 28, phone: 15, service_mobile_code: 13, status: 11 },
+};
+
+/** The sheet's columns: the file's, each time column as two (wall clock in `zone`, UTC text). */
+export function recordsColumns(sheet: RecordsSheet, zone: string): SheetColumn[] {
+  return sheet.file.columns.flatMap((c, i) =>
+    sheet.kinds[i] === 'time'
+      ? [
+          { header: `${c.header} (${zone})`, width: TIME_WIDTH },
+          { header: `${c.header} UTC`, width: UTC_WIDTH },
+        ]
+      : [{ header: c.header, width: sheet.widths[c.header] ?? 16 }],
+  );
+}
+
+/**
+ * Whether every amount of the day's records (of one table) is a number a spreadsheet shows exactly: at
+ * most 15 significant digits and 30 decimals (xlsx-cells.ts's isExactNumber, in SQL). Decides the amount
+ * column's look before its first row is written.
+ */
+export function allAmountsExactSql(table: string): string {
+  return `SELECT coalesce(bool_and(amount::text ~ '^-?[0-9]+(\\.[0-9]{1,30})?$'
+                   AND length(trim(both '0' from translate(amount::text, '-.', ''))) <= 15), true) AS exact
+            FROM ${table}
+           WHERE created_at >= $1 AND created_at < $2`;
+}
+
+/**
+ * Settled money (status COMPLETE) per stream and for both: records and exact sum, one row per stream
+ * that has any, then the grand row (stream NULL).
+ */
+export const SETTLED_SQL = `
+  WITH d AS (
+    SELECT 'payments'::text AS stream, amount FROM reporting.payments
+     WHERE created_at >= $1 AND created_at < $2 AND status = 'COMPLETE'
+    UNION ALL
+    SELECT 'transfers'::text, amount FROM reporting.transfers
+     WHERE created_at >= $1 AND created_at < $2 AND status = 'COMPLETE'
+  )
+  SELECT stream, count(*)::bigint AS records, coalesce(sum(amount), 0)::text AS amount
+    FROM d GROUP BY GROUPING SETS ((stream), ()) ORDER BY grouping(stream), stream`;
+
+const col = (header: string, kind: ColumnKind, width: number, sql = header): QueryColumn => ({
   header,
   kind,
   width,
   sql,
 });
 
-export const PAYMENTS_SHEET: RecordsSheet = {
-  name: 'payments',
-  table: 'reporting.payments',
-  columns: [
-    col('id', 'text', 26),
-    col('reference', 'text', 20),
-    col('amount', 'amount', 18, 'amount::text'),
-    col('description', 'text', 40),
-    col('status', 'text', 11),
-    col('transaction_type', 'text', 17),
-    col('phone', 'text', 16),
-    col('service_mobile_code', 'text', 19),
-    col('extra_data', 'json', 40, 'extra_data::text'),
-    col('createdAt', 'time', 24, 'created_at'),
-    col('updatedAt', 'time', 24, 'updated_at'),
-    col('organization_id', 'text', 20),
-    col('api_key_id', 'text', 20),
-  ],
-};
-
-export const TRANSFERS_SHEET: RecordsSheet = {
-  name: 'transfers',
-  table: 'reporting.transfers',
-  columns: [
-    col('id', 'text', 26),
-    col('reference', 'text', 20),
-    col('amount', 'amount', 18, 'amount::text'),
-    col('name', 'text', 30),
-    col('phone', 'text', 16),
-    col('service_mobile_code', 'text', 19),
-    col('status', 'text', 11),
-    col('createdAt', 'time', 24, 'created_at'),
-    col('updatedAt', 'time', 24, 'updated_at'),
-  ],
-};
-
-const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-const WALL = `'YYYY-MM-DD"T"HH24:MI:SS.MS'`;
-
-/** The select list of a sheet's columns: a `time` column gives (wall clock in `zone`, UTC ISO text). */
-export function selectList(columns: readonly SheetColumn[], zone = '$3'): string {
-  return columns
-    .map((c) =>
-      c.kind === 'time'
-        ? `to_char(${c.sql} AT TIME ZONE ${zone}::text, ${WALL}), to_char(${c.sql} AT TIME ZONE 'UTC', ${ISO})`
-        : c.sql,
-    )
-    .join(', ');
-}
-
-/** A cursor over the day's records, in the CSV's order (createdAt, then id bytewise). */
-export function recordsCursorSql(sheet: RecordsSheet, cursor: string): string {
-  return `DECLARE ${cursor} NO SCROLL CURSOR FOR
-            SELECT ${selectList(sheet.columns)} FROM ${sheet.table}
-             WHERE created_at >= $1 AND created_at < $2
-             ORDER BY created_at, id COLLATE "C"`;
-}
-
-/**
- * The most decimals an amount of the day has, among the amounts a spreadsheet number can hold (at most
- * 15 significant digits): the amount column's format shows that many. (One amount too long for a number
- * is text anyway and must not give every other amount its decimals.)
- */
-export function maxScaleSql(sheet: RecordsSheet): string {
-  return `SELECT coalesce(max(scale(amount))
-                   FILTER (WHERE length(trim(both '0' from translate(amount::text, '-.', ''))) <= 15), 0)::int AS scale
-            FROM ${sheet.table}
-           WHERE created_at >= $1 AND created_at < $2`;
-}
-
-export const REJECTS_COLUMNS: readonly SheetColumn[] = [
+export const REJECTS_COLUMNS: readonly QueryColumn[] = [
   col('source', 'text', 14),
   col('stream', 'text', 10),
   col('record_id', 'text', 26),
@@ -113,6 +123,20 @@ export const REJECTS_COLUMNS: readonly SheetColumn[] = [
   col('raw record', 'json', 60, 'raw::text'),
   col('raw text (not JSON)', 'text', 40, 'raw_text'),
 ];
+
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+const WALL = `'YYYY-MM-DD"T"HH24:MI:SS.MS'`;
+
+/** The select list of a query sheet: a `time` column gives (wall clock in `zone`, UTC ISO text). */
+export function selectList(columns: readonly QueryColumn[], zone: string): string {
+  return columns
+    .map((c) =>
+      c.kind === 'time'
+        ? `to_char(${c.sql} AT TIME ZONE ${zone}::text, ${WALL}), to_char(${c.sql} AT TIME ZONE 'UTC', ${ISO})`
+        : c.sql,
+    )
+    .join(', ');
+}
 
 /**
  * The day's rejects, the same records as rejects.csv (pack-rejects.ts's selection), with more columns.

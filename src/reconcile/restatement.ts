@@ -135,13 +135,17 @@ export async function changesSinceSnapshot(
   return classifyChanges(rows, previousVersion);
 }
 
-/** Whether any record of the day was added, removed or updated since its latest version. */
+/**
+ * Whether any record of the day was added, removed or updated since its latest version: the records'
+ * identity, status, amount and updated_at against the version's snapshot. updated_at stands for every
+ * other field: the warehouse's upserts only ever move a record forward, to a later updated_at.
+ */
 export async function changedSinceLastVersion(
-  pool: Pool,
+  db: Pick<Pool | PoolClient, 'query'>,
   range: [Date, Date],
   day: string,
 ): Promise<boolean> {
-  const { rows } = await pool.query<{ changed: boolean }>(CHANGED_SINCE_SQL, [...range, day]);
+  const { rows } = await (db as Pool).query<{ changed: boolean }>(CHANGED_SINCE_SQL, [...range, day]);
   return rows[0]?.changed ?? false;
 }
 

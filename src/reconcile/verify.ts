@@ -17,7 +17,9 @@ import type { PoolClient } from 'pg';
 import type { Runtime } from '../sync/services.js';
 import { dayWindow } from '../sync/windows.js';
 import { dayCoverage } from './coverage.js';
-import { versionDir, type Manifest } from './manifest.js';
+import { COMPARED_FILES, PACK_LAYOUT, versionDir, type Manifest } from './manifest.js';
+
+const ALL_CSV = ['payments', 'transfers', 'summary', 'rejects', 'differences'] as const;
 import { derivePack, type DerivedPack } from './pack-derive.js';
 import { checkVersionOnDisk } from './pack-check.js';
 import {
@@ -27,7 +29,6 @@ import {
   versionsOnDisk,
   type ReadManifest,
 } from './pack-disk.js';
-import { writePackWorkbook } from './pack-xlsx.js';
 import { ledgerVersion, signoffStateOfDay } from './signoff-store.js';
 import { recordDifferences } from './verify-records.js';
 
@@ -111,7 +112,7 @@ async function deriveAgain(
   own: Manifest,
   dir: string,
   now: Date,
-): Promise<DerivedPack & { xlsx: string | null }> {
+): Promise<DerivedPack & { xlsx: string }> {
   const zone = runtime.settings.REPORT_TIMEZONE;
   const w = dayWindow(own.day, zone);
   const range: [Date, Date] = [w.start, w.end];
@@ -121,14 +122,9 @@ async function deriveAgain(
   try {
     const job = { day: own.day, range, now, coverage, horizonMs: runtime.settings.SETTLE_HORIZON };
     const derived = await derivePack(runtime, client, job, dir);
-    let xlsx: string | null = null;
-    if (own.files.xlsx) {
-      // the workbook shows its manifest (the about sheet): derived with the published one, minus its own entry
-      const { xlsx: _entry, ...files } = own.files;
-      const manifest = { ...own, files };
-      xlsx = (await writePackWorkbook(client, { range, day: own.day, zone: own.timeZone, dir, manifest }))
-        .sha256;
-    }
+    // the workbook shows its manifest (the about sheet): finished with the published one, minus its own entry
+    const { xlsx: _entry, ...files } = own.files;
+    const xlsx = (await derived.workbook.finish(client, { range, manifest: { ...own, files } })).sha256;
     return { ...derived, xlsx };
   } finally {
     await client.query('ROLLBACK');
@@ -147,19 +143,26 @@ async function againstWarehouse(
     const derived = await deriveAgain(runtime, client, own, dir, now);
     const out: string[] = [];
     const v = versionDir(own.version);
-    for (const name of ['payments', 'transfers', 'summary', 'rejects', 'differences'] as const) {
+    // a pack written in another layout is compared by what it says, not by its bytes (a layout change is
+    // not a restatement): the lists, the records digests and the state
+    const sameLayout = (own.layout ?? 1) === PACK_LAYOUT;
+    for (const name of sameLayout ? ALL_CSV : COMPARED_FILES) {
       const published = own.files[name]?.sha256 ?? null;
       const fresh = derived.files[name]?.sha256 ?? null;
       if (published === fresh) continue;
-      out.push(
-        `${join(dayDir, v, `${name}.csv`)}: the warehouse now gives other content${fresh === null ? ' (none: the file would not be written)' : published === null ? ' (the pack has no such file)' : ''}`,
-      );
+      const why =
+        fresh === null
+          ? ' (none: the file would not be written)'
+          : published === null
+            ? ' (the pack has no such file)'
+            : '';
+      out.push(`${join(dayDir, v, `${name}.csv`)}: the warehouse now gives other content${why}`);
       if ((name === 'payments' || name === 'transfers') && published !== null && fresh !== null)
         out.push(
           ...(await recordDifferences(name, join(dayDir, v, own.files[name].path), join(dir, `${name}.csv`))),
         );
     }
-    if (own.files.xlsx && derived.xlsx !== own.files.xlsx.sha256)
+    if (sameLayout && own.files.xlsx && derived.xlsx !== own.files.xlsx.sha256)
       out.push(`${join(dayDir, v, own.files.xlsx.path)}: the warehouse now gives another workbook`);
     for (const stream of ['payments', 'transfers'] as const) {
       const said = own.digests?.[stream];

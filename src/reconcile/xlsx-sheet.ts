@@ -1,207 +1,131 @@
 /**
- * One table of the pack's workbook, written row by row through exceljs's streaming writer with typed
- * cells (xlsx-cells.ts), a frozen bold header row, an autofilter over the whole table and fixed widths.
+ * One worksheet's XML (SpreadsheetML, ECMA-376 part 1 §18.3) around its rows: the frame every sheet of
+ * the pack shares, and the rows of the small sheets (summary, rejects, about) rendered from typed cells.
+ * The records sheets' rows come from xlsx-rows.ts, between the same head and tail.
  *
- * Two things exceljs does not do on its own, done here:
- * - Speed: exceljs looks a cell's style up by object identity and re-keys any other object (about 3x
- *   slower over a 200k-row sheet), so every cell gets one of a few shared style objects.
- * - Flat memory: exceljs writes a sheet's XML into the zip's deflate stream without waiting for it
- *   (measured: about 0.8 KB a row piling up), so after each batch of rows `drain()` waits until the
- *   deflate stream has taken what it was given.
- * A table longer than a sheet holds (1,048,576 rows in Excel) continues on `name (2)`, `name (3)`….
+ * The frame: the header row frozen (tables), fixed column widths, an autofilter over the table, and a
+ * print setup a reader can use as it is: landscape, the table fitted to the page's width (as many pages
+ * down as it takes), the header row repeated on every page (the workbook's Print_Titles), gridlines
+ * printed, narrow margins, and a page header and footer naming the day, the sheet and the page.
+ *
+ * Cells: strings are inline strings (`t="inlineStr"`), the one string form whose `_xHHHH_` escapes Excel
+ * and LibreOffice both decode (in `t="str"` LibreOffice shows them as typed and trims edge spaces), with
+ * `xml:space="preserve"` when the text starts or ends with whitespace.
  */
-import { once } from 'node:events';
-import type { Writable } from 'node:stream';
-import type ExcelJS from 'exceljs';
-import type { ColumnKind, SheetColumn } from './pack-xlsx-query.js';
-import {
-  amountCell,
-  amountFormat,
-  asCellValue,
-  compactJsonText,
-  DATE_TIME_FORMAT,
-  MAX_SHEET_ROWS,
-  textCell,
-  wallClockCell,
-  type Cell,
-  type FlagReason,
-} from './xlsx-cells.js';
+import { dateSerialText, type Cell } from './xlsx-cells.js';
+import { STYLE, styleOf } from './xlsx-styles.js';
 
-type Style = Partial<ExcelJS.Style>;
-const FLAG_FILL: ExcelJS.Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFFFEB9C' } };
-const HEADER: Style = { font: { bold: true } };
-const TEXT: Style = { numFmt: '@' };
-const TEXT_FLAGGED: Style = { numFmt: '@', fill: FLAG_FILL };
-const DATE: Style = { numFmt: DATE_TIME_FORMAT };
-const COUNT: Style = { numFmt: '0' };
-const numberStyles = new Map<string, Style>();
-/** One shared style object per number format (see the file's header: exceljs keys styles by identity). */
-function numberStyle(numFmt: string): Style {
-  let style = numberStyles.get(numFmt);
-  if (!style) numberStyles.set(numFmt, (style = { numFmt }));
-  return style;
+export interface SheetColumn {
+  header: string;
+  width: number;
 }
 
-export interface TableSpec {
-  name: string;
+export interface SheetFrame {
   columns: readonly SheetColumn[];
-  /** REPORT_TIMEZONE, named in the headers of the date-time columns. */
-  zone: string;
-  /** Decimals the amount columns show (the most any amount of the table has). */
-  decimals: number;
-  /** Rows per sheet, header included (Excel's limit; smaller only in tests). */
-  maxRows?: number;
-  freeze?: boolean;
+  /** A table (header row frozen, autofilter, header repeated on printed pages) or free rows (about). */
+  table: boolean;
+  /** The sheet the workbook opens on. */
+  selected: boolean;
+  /** Named in the printed page header. */
+  day: string;
 }
 
-/** What a table wrote: data rows, sheets used, and flagged cells by reason. */
-export interface TableReport {
-  rows: number;
-  sheets: string[];
-  flags: Partial<Record<FlagReason, number>>;
+/** `A`…`Z`, `AA`… for a 0-based column index. */
+export function columnLetters(index: number): string {
+  let name = '';
+  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26))
+    name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
+  return name;
 }
 
-/** The sheet columns of a spec: a `time` column is two (wall clock in the zone, exact UTC text). */
-function sheetColumns(spec: TableSpec): Array<{ header: string; width: number }> {
-  return spec.columns.flatMap((c) =>
-    c.kind === 'time'
-      ? [
-          { header: `${c.header} (${spec.zone})`, width: c.width },
-          { header: `${c.header} UTC`, width: 26 },
-        ]
-      : [{ header: c.header, width: c.width }],
+const XML_SPECIAL = /[&<>\r]|_(?=[xX][0-9A-Fa-f]{4}_)/g;
+const XML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '\r': '_x000D_',
+  _: '_x005F_',
+};
+
+/**
+ * Text as the content of an inline string: XML's three specials, a carriage return as the format's
+ * `_x000D_` (XML would read a literal one back as a line feed), and an underscore that would start an
+ * `_xHHHH_` escape written as `_x005F_` (an escaped underscore), so the text reads back as it is.
+ */
+export function xmlText(text: string): string {
+  return text.replace(XML_SPECIAL, (c) => XML_ESCAPES[c] as string);
+}
+
+const EDGE_WHITESPACE = /^[ \t\n\r]|[ \t\n\r]$/;
+
+/** One cell's XML at `ref` (nothing for an empty cell). */
+export function cellXml(ref: string, cell: Cell): string {
+  const { value } = cell;
+  if (value === null || value === '') return '';
+  const s = styleOf(cell);
+  if (typeof value === 'number') return `<c r="${ref}" s="${s}"><v>${cell.decimal ?? String(value)}</v></c>`;
+  if (value instanceof Date) return `<c r="${ref}" s="${s}"><v>${dateSerialText(value.getTime())}</v></c>`;
+  const space = EDGE_WHITESPACE.test(value) ? ' xml:space="preserve"' : '';
+  const style = s === STYLE.text ? '' : ` s="${s}"`; // plain text needs no style: style 0 shows it as it is
+  return `<c r="${ref}"${style} t="inlineStr"><is><t${space}>${xmlText(value)}</t></is></c>`;
+}
+
+/** A row of typed cells, numbered `r` (1-based). */
+export function rowXml(r: number, cells: readonly Cell[]): string {
+  return `<row r="${r}">${cells.map((c, j) => cellXml(`${columnLetters(j)}${r}`, c)).join('')}</row>`;
+}
+
+/** The header row of a table. */
+export function headerRowXml(columns: readonly SheetColumn[]): string {
+  return rowXml(
+    1,
+    columns.map((c) => ({ value: c.header, header: true })),
   );
 }
 
-function cellOf(kind: ColumnKind, value: unknown, decimals: number): Cell {
-  const text = value === null || value === undefined ? null : String(value);
-  switch (kind) {
-    case 'amount':
-      return amountCell(text, decimals);
-    case 'json':
-      return textCell(text === null ? null : compactJsonText(text));
-    case 'count': // bigint may come as text: a number when it is a safe integer
-      return text !== null && /^-?\d{1,15}$/.test(text) ? { value: Number(text) } : textCell(text);
-    default:
-      return textCell(text);
-  }
+/** Everything before the first row. */
+export function sheetHead(frame: SheetFrame): string {
+  const pane = frame.table
+    ? '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A2" sqref="A2"/>'
+    : '';
+  const cols = frame.columns
+    .map((c, i) => `<col min="${i + 1}" max="${i + 1}" width="${c.width}" customWidth="1"/>`)
+    .join('');
+  return (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
+    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">' +
+    '<sheetPr><pageSetUpPr fitToPage="1"/></sheetPr>' +
+    `<sheetViews><sheetView workbookViewId="0"${frame.selected ? ' tabSelected="1"' : ''}>${pane}</sheetView></sheetViews>` +
+    '<sheetFormatPr defaultRowHeight="15"/>' +
+    `<cols>${cols}</cols><sheetData>`
+  );
 }
 
-function styleOf(kind: ColumnKind | 'date', cell: Cell, decimals: number): Style {
-  if (cell.flag) return TEXT_FLAGGED;
-  if (kind === 'amount') return numberStyle(amountFormat(decimals));
-  if (kind === 'date' && cell.value instanceof Date) return DATE;
-  if (kind === 'count') return COUNT;
-  return TEXT;
+/** The autofilter's range of a table whose last row is `lastRow`. */
+export function tableRange(frame: SheetFrame, lastRow: number): string {
+  return `A1:${columnLetters(frame.columns.length - 1)}${lastRow}`;
 }
 
-export class TableWriter {
-  private sheet!: ExcelJS.Worksheet;
-  private sheetRows = 0;
-  private readonly report: TableReport = { rows: 0, sheets: [], flags: {} };
-  private readonly headers: Array<{ header: string; width: number }>;
+const headerFooterText = (s: string) => s.replace(/&/g, '&&');
 
-  constructor(
-    private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter,
-    private readonly spec: TableSpec,
-  ) {
-    this.headers = sheetColumns(spec);
-    this.open();
-  }
-
-  private open(): void {
-    const n = this.report.sheets.length + 1;
-    const name = n === 1 ? this.spec.name : `${this.spec.name} (${n})`;
-    this.report.sheets.push(name);
-    const views = this.spec.freeze === false ? [] : [{ state: 'frozen' as const, ySplit: 1 }];
-    this.sheet = this.workbook.addWorksheet(name, { views });
-    this.sheet.columns = this.headers.map((h) => ({ width: h.width }));
-    const header = this.sheet.addRow(this.headers.map((h) => h.header));
-    header.eachCell((c) => (c.style = HEADER));
-    header.commit();
-    this.sheetRows = 1;
-  }
-
-  /** Adds one row of values in the spec's column order (a `time` column: wall-clock text, UTC text). */
-  add(values: readonly unknown[]): void {
-    if (this.sheetRows >= (this.spec.maxRows ?? MAX_SHEET_ROWS)) {
-      this.closeSheet();
-      this.open();
-    }
-    const cells: Array<{ cell: Cell; kind: ColumnKind | 'date' }> = [];
-    let i = 0;
-    for (const column of this.spec.columns) {
-      if (column.kind === 'time') {
-        cells.push({ cell: wallClockCell(values[i++] as string | null), kind: 'date' });
-        cells.push({ cell: textCell(values[i++] as string | null), kind: 'text' });
-      } else cells.push({ cell: cellOf(column.kind, values[i++], this.spec.decimals), kind: column.kind });
-    }
-    const row = this.sheet.addRow(cells.map((c) => asCellValue(c.cell.value)));
-    cells.forEach(({ cell, kind }, j) => {
-      if (cell.value === null) return;
-      row.getCell(j + 1).style = styleOf(kind, cell, this.spec.decimals);
-      if (cell.flag) this.report.flags[cell.flag] = (this.report.flags[cell.flag] ?? 0) + 1;
-    });
-    row.commit();
-    this.sheetRows++;
-    this.report.rows++;
-  }
-
-  /** Waits until the zip has taken the rows written so far (call between batches). */
-  async drain(): Promise<void> {
-    const stream = (this.sheet as unknown as { stream: { pipes?: Writable[]; buffers?: unknown[] } }).stream;
-    if (!Array.isArray(stream.pipes) || !Array.isArray(stream.buffers)) {
-      // exceljs is pinned to the version whose StreamBuf this reads; fail loudly rather than grow
-      throw new Error('pack.xlsx: the exceljs stream internals changed; check TableWriter.drain');
-    }
-    for (;;) {
-      const target = stream.pipes?.[0];
-      if (target) {
-        if (target.writableNeedDrain) await once(target, 'drain');
-        return;
-      }
-      // not yet taken up by the zip (an earlier entry is still being compressed): at most ~1 MB waits
-      if ((stream.buffers?.length ?? 0) < 16) return;
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-  }
-
-  private closeSheet(): void {
-    const last = this.headers.length;
-    this.sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: this.sheetRows, column: last } };
-    this.sheet.commit();
-  }
-
-  /** Ends the table's last sheet. */
-  end(): TableReport {
-    this.closeSheet();
-    return this.report;
-  }
+/** Everything after the last row (`lastRow`: the last row's number). */
+export function sheetTail(frame: SheetFrame, lastRow: number): string {
+  const filter = frame.table ? `<autoFilter ref="${tableRange(frame, lastRow)}"/>` : '';
+  const header = xmlText(`&L${headerFooterText(frame.day)}&C&A&RPage &P of &N`);
+  return (
+    `</sheetData>${filter}` +
+    '<printOptions gridLines="1"/>' +
+    '<pageMargins left="0.4" right="0.4" top="0.6" bottom="0.6" header="0.3" footer="0.3"/>' +
+    '<pageSetup orientation="landscape" fitToWidth="1" fitToHeight="0"/>' +
+    `<headerFooter><oddHeader>${header}</oddHeader></headerFooter>` +
+    '</worksheet>'
+  );
 }
 
-/**
- * Writes free-form rows of typed cells (the about sheet): text as text, numbers in their own format,
- * flagged cells highlighted; the first column bold. Small: no batching or draining needed.
- */
-export function writeFreeSheet(
-  workbook: ExcelJS.stream.xlsx.WorkbookWriter,
-  name: string,
-  rows: readonly Cell[][],
-  widths: readonly number[],
-): void {
-  const sheet = workbook.addWorksheet(name);
-  sheet.columns = widths.map((width) => ({ width }));
-  for (const cells of rows) {
-    const row = sheet.addRow(cells.map((c) => asCellValue(c.value)));
-    cells.forEach((cell, j) => {
-      if (cell.value === null) return;
-      let style: Style = TEXT;
-      if (cell.flag) style = TEXT_FLAGGED;
-      else if (typeof cell.value === 'number') style = numberStyle(cell.format ?? '0');
-      else if (j === 0) style = HEADER;
-      row.getCell(j + 1).style = style;
-    });
-    row.commit();
-  }
-  sheet.commit();
+/** A whole small sheet: head, a header row when it is a table, the rows, tail. */
+export function smallSheetXml(frame: SheetFrame, rows: readonly (readonly Cell[])[]): string {
+  const first = frame.table ? 2 : 1;
+  const body = rows.map((cells, i) => rowXml(first + i, cells)).join('');
+  const header = frame.table ? headerRowXml(frame.columns) : '';
+  return sheetHead(frame) + header + body + sheetTail(frame, Math.max(1, first - 1 + rows.length));
 }

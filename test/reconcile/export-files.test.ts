@@ -283,7 +283,8 @@ describe('pack.xlsx in LibreOffice, formulas recalculated on load', () => {
           expect(cells[at('phone')]).toBe(r.phone);
           expect(cells[at('phone')]).toMatch(/^\+\d+$/);
           const amount = r.amount as string;
-          expect(cells[at('amount')]).toBe(amount.length > 20 ? amount : shown(amount, 2));
+          // one amount of the day is beyond a spreadsheet number: the whole column is exact text
+          expect(cells[at('amount')]).toBe(shown(amount, amount.split('.')[1]?.length ?? 0));
           const local = DateTime.fromJSDate(r.created_at as Date, { zone }).toFormat(
             'yyyy-MM-dd HH:mm:ss.SSS',
           );

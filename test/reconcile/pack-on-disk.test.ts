@@ -171,7 +171,7 @@ describe("a version's own files never say what will become false", () => {
     const about = JSON.stringify(book.getWorksheet('about')!.getSheetValues());
     expect(about).not.toMatch(/not run for this day yet|not reconciled yet/);
     expect(about).toMatch(
-      /not run when this version was written; the latest result: the day's top manifest\.json/,
+      /none when this version was written; the latest result is in the day's top manifest\.json/,
     );
   });
 });

@@ -7,10 +7,13 @@ export async function run(argv: string[]): Promise<number> {
   const settings = loadSettings();
   const log = createLogger({ level: settings.LOG_LEVEL, format: settings.LOG_FORMAT });
   const result = await migrate(settings.DATABASE_URL, { log });
-  process.stdout.write(
+  const lines = [
     result.applied.length
-      ? `applied ${result.applied.length} migration(s): ${result.applied.join(', ')}\n`
-      : `database is up to date (${result.alreadyApplied} migrations applied)\n`,
-  );
+      ? `applied ${result.applied.length} migration(s): ${result.applied.join(', ')}`
+      : `database is up to date (${result.alreadyApplied} migrations applied)`,
+  ];
+  if (result.views.length)
+    lines.push(`applied ${result.views.length} view file(s): ${result.views.join(', ')}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
 }
