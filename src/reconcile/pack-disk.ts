@@ -67,15 +67,20 @@ async function openNoFollow(path: string) {
   }
 }
 
-/** The file's bytes, or null when it does not exist. */
-export async function readPackFile(path: string): Promise<Buffer | null> {
-  let handle;
+/** openNoFollow, or null when the file does not exist. */
+async function openIfPresent(path: string) {
   try {
-    handle = await openNoFollow(path);
+    return await openNoFollow(path);
   } catch (error) {
     if (errno(error) === 'ENOENT') return null;
     throw error;
   }
+}
+
+/** The file's bytes, or null when it does not exist. */
+export async function readPackFile(path: string): Promise<Buffer | null> {
+  const handle = await openIfPresent(path);
+  if (!handle) return null;
   try {
     return await handle.readFile();
   } finally {
@@ -85,13 +90,8 @@ export async function readPackFile(path: string): Promise<Buffer | null> {
 
 /** SHA-256 and size of a file, streamed; null when it does not exist. */
 export async function hashPackFile(path: string): Promise<{ sha256: string; bytes: number } | null> {
-  let handle;
-  try {
-    handle = await openNoFollow(path);
-  } catch (error) {
-    if (errno(error) === 'ENOENT') return null;
-    throw error;
-  }
+  const handle = await openIfPresent(path);
+  if (!handle) return null;
   const hash = createHash('sha256');
   let bytes = 0;
   try {
