@@ -16,6 +16,7 @@ import { mismatchesByDay, recentReconcileResults } from './reconcile-results.js'
 import { metricsApp } from './metrics-app.js';
 import { gatherStatus } from './status-data.js';
 import { gatherStatusPage } from './status-gather.js';
+import { restatedAfterSignoff } from './status-signoffs.js';
 
 export interface OpsDeps {
   runtime: Runtime;
@@ -87,6 +88,7 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
       const refresh = async () => {
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))
           metrics.recordReconcileResult(d.day, d.mismatches, d.at, d.quarantined);
+        metrics.setRestatedAfterSignoff((await restatedAfterSignoff(runtime.pool)).map((d) => d.day));
         return status();
       };
       const health = { redis: runtime.redis, pool: runtime.pool, ready };

@@ -11,6 +11,7 @@ import { checkPostgres, createRuntime } from '../../runtime.js';
 import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
+import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
@@ -42,6 +43,8 @@ export async function run(argv: string[]): Promise<number> {
       await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
     ).filter((line): line is string => line !== null);
     const attention = [...reasons(rows, reconcile), ...backfillReasons(backfills)];
+    // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
+    const finance = await restatedAfterSignoff(runtime.pool);
     if (args.json) {
       const body = {
         queue: counts,
@@ -50,6 +53,13 @@ export async function run(argv: string[]): Promise<number> {
         transfersStaleness: staleness,
         reconcile,
         attention,
+        finance: finance.map((d) => ({
+          day: d.day,
+          state: d.state,
+          version: d.version,
+          signed: d.signed,
+          summary: d.summary,
+        })),
       };
       process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     } else
@@ -57,7 +67,8 @@ export async function run(argv: string[]): Promise<number> {
         renderTable(rows, counts) +
           staleness.map((line) => `${line}\n`).join('') +
           renderBackfills(backfills) +
-          renderReconcile(reconcile, attention),
+          renderReconcile(reconcile, attention) +
+          renderFinanceAttention(finance),
       );
     return attention.length > 0 ? 1 : 0;
   } finally {
@@ -117,7 +128,8 @@ async function requireMigrated(pool: Pool): Promise<void> {
   const found = await pool
     .query<{ ok: boolean }>(
       `SELECT to_regclass('reporting.sync_windows') IS NOT NULL
-          AND to_regclass('reporting.reconcile_records') IS NOT NULL AS ok`,
+          AND to_regclass('reporting.reconcile_records') IS NOT NULL
+          AND to_regclass('reporting.signoffs') IS NOT NULL AS ok`,
     )
     .then((r) => r.rows[0]?.ok === true)
     .catch((error: { code?: string }) => {
