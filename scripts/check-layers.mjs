@@ -50,7 +50,17 @@ export const LAYERS = [
   { name: 'config', paths: ['src/config/'], may: ['config', 'ground'] },
   {
     name: 'ground',
-    paths: ['src/errors.ts', 'src/error-codes.ts', 'src/log.ts', 'src/pause-point.ts', 'src/scrub.ts'],
+    paths: [
+      'src/errors.ts',
+      'src/error-codes.ts',
+      'src/log.ts',
+      'src/pause-point.ts',
+      'src/scrub.ts',
+      'src/secret-runs.ts',
+      'src/host-names.ts',
+      'src/http-gate.ts',
+      'src/terminal-text.ts',
+    ],
     may: ['ground'],
   },
   { name: 'sim', paths: ['src/sim/'], may: ['sim', 'ground', 'src/upstream/schemas.ts'] },

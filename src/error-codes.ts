@@ -35,6 +35,12 @@ export const RETRY_BY_CODE = {
   USAGE: { retry: false, why: 'the command line is wrong' },
   MIGRATION: { retry: false, why: 'a migration cannot be applied safely: a person must look' },
   NOT_MIGRATED: { retry: false, why: 'the warehouse is not migrated: run `paysync migrate`' },
+  PACK_ON_DISK: {
+    retry: false,
+    why: 'a published pack on disk is not as published (or not where it may be): a person must look',
+  },
+  PACK_MANIFEST_INVALID: { retry: false, why: 'a manifest on disk is not paysync’s: a person must look' },
+  SIGNOFF_REFUSED: { retry: false, why: 'the day cannot be signed off as it is' },
 } as const satisfies Record<string, RetryRule>;
 
 export type ErrorCode = keyof typeof RETRY_BY_CODE;

@@ -5,7 +5,7 @@
  * key inside a URL, an error message or an unexpected field cannot reach the output either.
  */
 import { pino, type Logger } from 'pino';
-import { secretForms } from './scrub.js';
+import { secretScrubber } from './scrub.js';
 
 export type { Logger };
 
@@ -30,22 +30,17 @@ export interface LogOptions {
   secrets?: ReadonlyArray<{ reveal(): string } | string>;
 }
 
-/** Wraps a destination so that no written line holds any of `secrets`. */
+/** Wraps a destination so that no written line holds any of `secrets`, in any form or run (scrub.ts). */
 export function scrubbing(
   out: pino.DestinationStream,
   secrets: ReadonlyArray<{ reveal(): string } | string>,
 ): pino.DestinationStream {
-  const values = secrets
-    .map((s) => (typeof s === 'string' ? s : s.reveal()))
-    .filter((v) => v.length >= 4)
-    .flatMap((v) => secretForms(v));
-  const unique = [...new Set(values)].sort((a, b) => b.length - a.length);
-  if (unique.length === 0) return out;
+  const values = secrets.map((s) => (typeof s === 'string' ? s : s.reveal())).filter((v) => v.length > 0);
+  if (values.length === 0) return out;
+  const scrub = secretScrubber(values);
   return {
     write(line: string) {
-      let clean = line;
-      for (const v of unique) clean = clean.split(v).join('[redacted]');
-      out.write(clean);
+      out.write(scrub(line));
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import { ConfigError, PaysyncError, ServiceUnreachableError, UsageError, describeError } from '../errors.js';
 import { COMMANDS, helpText } from './commands/index.js';
+import { guardOutput } from './terminal.js';
 
 export async function runCli(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -47,5 +48,8 @@ function reportFailure(command: string, error: unknown): number {
   return 1;
 }
 
+// Nothing a service sends may drive the terminal: every write from here on is made inert (terminal.ts).
+guardOutput(process.stdout);
+guardOutput(process.stderr);
 const code = await runCli(process.argv.slice(2));
 process.exitCode = code;

@@ -50,3 +50,11 @@ export function parseByteSize(text: string): number | null {
   const factor = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[unit] as number;
   return Number(m[1]) * factor;
 }
+
+/**
+ * UPSTREAM_RPS: at least one request every 1,000 s (the rate gate waits out the spacing with a timer, and
+ * a smaller rate once overflowed it: the process spun), at most 10,000 a second (each grant is a Redis
+ * round trip; the spacing, in microseconds, must stay a whole number of at least 1).
+ */
+export const MIN_RPS = 0.001;
+export const MAX_RPS = 10_000;

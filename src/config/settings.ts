@@ -1,18 +1,31 @@
 /**
- * Settings: read once at start-up from the environment (and a `.env` file in the working directory),
- * validated with zod into a frozen object. A bad value stops the program with one line naming the setting
- * (ConfigError → exit 2). The API key is wrapped in a Secret so that no log of settings can show it.
+ * Settings: read once at start-up from the environment (and a `.env` file in the working directory, on
+ * the terms of dotenv.ts), validated with zod into a frozen object. A bad value stops the program with one
+ * line naming the setting (ConfigError → exit 2). Every value is bounded by what the runtime can do with
+ * it (bounds.ts). The API key is wrapped in a Secret so that no log of settings can show it.
  */
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { isIP } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { IANAZone } from 'luxon';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { dayProblem, MAX_SPAN_MS, MAX_TIMER_MS, parseByteSize } from './bounds.js';
-import { formatDuration, parseDuration } from './duration.js';
+import { MAX_RPS, MAX_SPAN_MS, MIN_RPS } from './bounds.js';
+import { applyDotenv, readDotenv } from './dotenv.js';
+import {
+  apiKey,
+  byteSize,
+  decimal,
+  directory,
+  duration,
+  flag,
+  host,
+  hostList,
+  integer,
+  serviceUrl,
+  syncDay,
+  url,
+} from './fields.js';
 import { CLUSTER_NODES_MESSAGE, isClusterNodeList, withRedisCluster } from './redis-cluster.js';
-import { apiKeyProblem, baseUrlProblem, Secret } from './secret.js';
+import { apiKeyProblem, clearTextProblem, Secret } from './secret.js';
 
 export type Scope = 'organisation' | 'api-key';
 
@@ -23,157 +36,6 @@ export interface Source {
   scope: Scope;
 }
 
-/** A duration from `min` to `max` ms (by default what a Node timer accepts: see bounds.ts). */
-const duration = (name: string, min = 0, max = MAX_TIMER_MS) =>
-  z.string().transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === null || ms < min) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name} must be a duration like 90s, 5m, 3d (got "${text}")`,
-      });
-      return z.NEVER;
-    }
-    if (ms > max) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name} must be at most ${formatDuration(max)} (got "${text}")`,
-      });
-      return z.NEVER;
-    }
-    return ms;
-  });
-
-const byteSize = (name: string, min: number, max: number) =>
-  z.string().transform((text, ctx) => {
-    const bytes = parseByteSize(text);
-    if (bytes === null || bytes < min || bytes > max) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name} must be a size from ${min / 1024 ** 2}MB to ${max / 1024 ** 3}GB, like 32MB (got "${text}")`,
-      });
-      return z.NEVER;
-    }
-    return bytes;
-  });
-
-/** A day from FIRST_DAY to today, that exists on the calendar. */
-const syncDay = (name: string) =>
-  z.string().superRefine((text, ctx) => {
-    const problem = dayProblem(text, new Date());
-    if (problem) ctx.addIssue({ code: 'custom', message: `${name} ${problem}` });
-  });
-
-const integer = (name: string, min: number, max: number) =>
-  z.string().transform((text, ctx) => {
-    const n = Number(text);
-    if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name} must be a whole number from ${min} to ${max} (got "${text}")`,
-      });
-      return z.NEVER;
-    }
-    return n;
-  });
-
-const positiveNumber = (name: string) =>
-  z.string().transform((text, ctx) => {
-    const n = Number(text);
-    if (!Number.isFinite(n) || n <= 0 || text.trim() === '') {
-      ctx.addIssue({ code: 'custom', message: `${name} must be a positive number (got "${text}")` });
-      return z.NEVER;
-    }
-    return n;
-  });
-
-const url = (name: string, protocols: string[]) =>
-  z.string().refine(
-    (text) => {
-      try {
-        return protocols.includes(new URL(text).protocol);
-      } catch {
-        return false;
-      }
-    },
-    { message: `${name} must be a ${protocols.join(' or ')} URL` },
-  );
-
-/** The payment service's base URL: http(s), with no credentials or query in it (see secret.ts). */
-const serviceUrl = (name: string) =>
-  url(name, ['http:', 'https:']).superRefine((text, ctx) => {
-    const problem = baseUrlProblem(text);
-    if (problem) ctx.addIssue({ code: 'custom', message: `${name} ${problem}` });
-  });
-
-const apiKey = (name: string) =>
-  z
-    .string()
-    .min(1, `${name} must not be empty`)
-    .superRefine((text, ctx) => {
-      const problem = apiKeyProblem(text);
-      if (problem) ctx.addIssue({ code: 'custom', message: `${name} ${problem}` });
-    });
-
-/** An address to listen on: an IP literal or a host name. */
-const host = (name: string) =>
-  z
-    .string()
-    .refine(
-      (text) =>
-        isIP(text) !== 0 ||
-        /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(
-          text,
-        ),
-      {
-        message: `${name} must be an IP address or a host name like 127.0.0.1 or 0.0.0.0`,
-      },
-    );
-
-const hostList = (name: string) =>
-  z.string().transform((text, ctx) => {
-    const names = text
-      .split(',')
-      .map((n) => n.trim())
-      .filter(Boolean);
-    const bad = names.find((n) => !host(name).safeParse(n).success);
-    if (bad !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name} must list host names separated by commas (got "${bad}")`,
-      });
-      return z.NEVER;
-    }
-    return names;
-  });
-
-/** The nearest path at or above `path` that exists. */
-function nearestExisting(path: string): string {
-  let current = resolve(path);
-  while (!existsSync(current)) current = dirname(current);
-  return current;
-}
-
-/**
- * A directory paysync writes into: it must be a directory already, or be creatable under the nearest
- * existing directory above it; checked at start-up so a bad value fails now, not at the first export.
- */
-const directory = (name: string) =>
-  z.string().refine(
-    (text) => {
-      if (text.includes('\0')) return false;
-      const existing = nearestExisting(text);
-      try {
-        if (!statSync(existing).isDirectory()) return false;
-        accessSync(existing, constants.W_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { message: `${name} must be a directory paysync can write to (or create)` },
-  );
-
 const EnvSchema = z.object({
   PAYMENTS_BASE_URL: serviceUrl('PAYMENTS_BASE_URL').optional(),
   PAYMENTS_API_KEY: apiKey('PAYMENTS_API_KEY').optional(),
@@ -181,6 +43,8 @@ const EnvSchema = z.object({
     .enum(['organisation', 'api-key'], { message: 'PAYMENTS_SCOPE must be organisation or api-key' })
     .default('organisation'),
   PAYSYNC_SOURCES_FILE: z.string().min(1).optional(),
+  /** Allows `http://` to a service off this machine (the key then travels in clear): secret.ts. */
+  PAYMENTS_ALLOW_HTTP: flag('PAYMENTS_ALLOW_HTTP').prefault('0'),
   DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']).default(
     'postgres://postgres@127.0.0.1:5432/paysync',
   ),
@@ -208,7 +72,7 @@ const EnvSchema = z.object({
   TRANSFERS_UNORDERED_SCAN_EVERY: duration('TRANSFERS_UNORDERED_SCAN_EVERY').prefault('0s'),
   REVISIT_EVERY: duration('REVISIT_EVERY').prefault('1h'),
   PAGE_SIZE: integer('PAGE_SIZE', 1, 10_000).prefault('100'),
-  UPSTREAM_RPS: positiveNumber('UPSTREAM_RPS').prefault('10'),
+  UPSTREAM_RPS: decimal('UPSTREAM_RPS', MIN_RPS, MAX_RPS).prefault('10'),
   UPSTREAM_TIMEOUT: duration('UPSTREAM_TIMEOUT', 100, 600_000).prefault('30s'),
   UPSTREAM_MAX_BODY: byteSize('UPSTREAM_MAX_BODY', 1024 ** 2, 1024 ** 3).prefault('32MB'),
   UPSTREAM_RETRIES: integer('UPSTREAM_RETRIES', 0, 20).prefault('5'),
@@ -231,7 +95,12 @@ const EnvSchema = z.object({
   /** The ops dashboard (Bull Board + status page) is served only when this is set. */
   DASHBOARD_PORT: integer('DASHBOARD_PORT', 0, 65_535).optional(),
   DASHBOARD_HOST: host('DASHBOARD_HOST').default('127.0.0.1'),
-  /** More Host names the dashboard answers to, comma-separated (loopback names always). */
+  /**
+   * More Host names every ops port (metrics, probes, dashboard) answers to, comma-separated; loopback
+   * names and IP literals are always answered (src/http-gate.ts).
+   */
+  OPS_ALLOWED_HOSTS: hostList('OPS_ALLOWED_HOSTS').default([]),
+  /** The older name of OPS_ALLOWED_HOSTS, when only the dashboard checked Host: its names are added. */
   DASHBOARD_ALLOWED_HOSTS: hostList('DASHBOARD_ALLOWED_HOSTS').default([]),
 });
 
@@ -287,6 +156,19 @@ function readSourcesFile(path: string, env: NodeJS.ProcessEnv): Source[] {
   });
 }
 
+/** Refuses a source whose key would travel in clear text (secret.ts), naming where its URL was set. */
+function assertKeysEncrypted(sources: readonly Source[], allowHttp: boolean, fromFile: string | undefined) {
+  for (const source of sources) {
+    const problem = clearTextProblem(source.baseUrl, allowHttp);
+    if (!problem) continue;
+    throw new ConfigError(
+      fromFile === undefined
+        ? `PAYMENTS_BASE_URL ${problem}`
+        : `PAYSYNC_SOURCES_FILE ${fromFile}: baseUrl of source ${source.name} ${problem}`,
+    );
+  }
+}
+
 /** Parses settings from an environment. Throws ConfigError naming the first bad setting. */
 export function parseSettings(env: NodeJS.ProcessEnv): Settings {
   const raw: Record<string, string> = {};
@@ -314,20 +196,21 @@ export function parseSettings(env: NodeJS.ProcessEnv): Settings {
       },
     ];
   }
-  return Object.freeze({ ...withRedisCluster(rest), sources: Object.freeze(sources) });
+  assertKeysEncrypted(sources, rest.PAYMENTS_ALLOW_HTTP, rest.PAYSYNC_SOURCES_FILE);
+  const hosts = [...new Set([...rest.OPS_ALLOWED_HOSTS, ...rest.DASHBOARD_ALLOWED_HOSTS])];
+  return Object.freeze({
+    ...withRedisCluster({ ...rest, OPS_ALLOWED_HOSTS: hosts }),
+    sources: Object.freeze(sources),
+  });
 }
 
-/** Reads `.env` from the working directory into `env` (values already set win), then parses. */
+/**
+ * Reads `.env` from the working directory into `env` on the terms of dotenv.ts (the environment wins; a
+ * `.env` never chooses where the environment's key is sent; only settings are taken), then parses.
+ */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.env'): Settings {
-  if (existsSync(dotenvPath)) {
-    try {
-      const before = { ...env };
-      process.loadEnvFile(dotenvPath);
-      Object.assign(env, before);
-    } catch (error) {
-      throw new ConfigError(`.env could not be read: ${(error as Error).message}`);
-    }
-  }
+  const file = readDotenv(dotenvPath);
+  if (file) applyDotenv(env, file, Object.keys(EnvSchema.shape));
   return parseSettings(env);
 }
 

@@ -123,6 +123,15 @@ export class PaysyncMetrics {
     this.reconcile.set(day, [mismatches, at.getTime() / 1000, quarantined]);
   }
 
+  /**
+   * The days restated after finance signed them off, awaiting a new sign-off (read from PostgreSQL at
+   * scrape time, so every worker serves the same): 1 for each, and no series for any other day.
+   */
+  setRestatedAfterSignoff(days: readonly string[]): void {
+    this.c.restatedAfterSignoff.reset();
+    for (const day of days) this.c.restatedAfterSignoff.set({ day }, 1);
+  }
+
   recordExportResult(day: string, version: number, at: Date = new Date(), incomplete = false): void {
     this.exports.set(day, [version, at.getTime() / 1000, incomplete ? 1 : 0]);
   }
@@ -266,6 +275,12 @@ function buildCollectors(registry: Registry) {
     exportAt: new Gauge({
       name: 'paysync_export_timestamp_seconds',
       help: 'When the pack of each day was last exported (Unix time).',
+      labelNames: ['day'],
+      registers,
+    }),
+    restatedAfterSignoff: new Gauge({
+      name: 'paysync_restated_after_signoff',
+      help: 'Days whose records changed after finance signed off a version (1 each, until a new version is signed off); no series for other days.',
       labelNames: ['day'],
       registers,
     }),

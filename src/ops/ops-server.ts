@@ -10,12 +10,13 @@ import type { Settings } from '../config/settings.js';
 import { ConfigError } from '../errors.js';
 import type { Runtime } from '../sync/services.js';
 import { dashboardApp } from './dashboard.js';
-import { isLoopback, listen, type RunningServer } from './http-server.js';
+import { isLoopback, listen, type RunningServer, type ServeOptions } from './http-server.js';
 import { RESULT_DAYS, type PaysyncMetrics } from './metrics.js';
 import { mismatchesByDay, recentReconcileResults } from './reconcile-results.js';
 import { metricsApp } from './metrics-app.js';
 import { gatherStatus } from './status-data.js';
 import { gatherStatusPage } from './status-gather.js';
+import { restatedAfterSignoff } from './status-signoffs.js';
 
 export interface OpsDeps {
   runtime: Runtime;
@@ -54,9 +55,15 @@ export function countJobs(worker: Worker, metrics: PaysyncMetrics): void {
 }
 
 /** Listens, turning "address in use" and the like into one line naming the settings. */
-async function listenNamed(app: Express, name: string, host: string, port: number): Promise<RunningServer> {
+async function listenNamed(
+  app: Express,
+  name: string,
+  host: string,
+  port: number,
+  options: ServeOptions,
+): Promise<RunningServer> {
   try {
-    return await listen(app, host, port);
+    return await listen(app, host, port, options);
   } catch (error) {
     throw new ConfigError(
       `${name}_PORT ${port} on ${name}_HOST ${host} cannot be served: ${(error as Error).message}`,
@@ -68,6 +75,7 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
   const { runtime, queue, metrics } = deps;
   const settings = runtime.settings;
   assertDashboardProtected(settings);
+  const serve: ServeOptions = { allowedHosts: settings.OPS_ALLOWED_HOSTS, log: runtime.log };
   let taking = true;
   const status = () =>
     gatherStatus({ pool: runtime.pool, checkpoints: runtime.checkpoints, sources: settings.sources, queue });
@@ -80,11 +88,12 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
       const refresh = async () => {
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))
           metrics.recordReconcileResult(d.day, d.mismatches, d.at, d.quarantined);
+        metrics.setRestatedAfterSignoff((await restatedAfterSignoff(runtime.pool)).map((d) => d.day));
         return status();
       };
       const health = { redis: runtime.redis, pool: runtime.pool, ready };
       const app = metricsApp({ metrics, status: refresh, health });
-      const server = await listenNamed(app, 'METRICS', settings.METRICS_HOST, settings.METRICS_PORT);
+      const server = await listenNamed(app, 'METRICS', settings.METRICS_HOST, settings.METRICS_PORT, serve);
       servers.push(server);
       metricsUrl = server.url;
     }
@@ -96,10 +105,14 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
         extras: (data) =>
           gatherStatusPage({ pool: runtime.pool, queue, settings, now: () => new Date() }, data),
         token: settings.DASHBOARD_TOKEN,
-        host: settings.DASHBOARD_HOST,
-        allowedHosts: settings.DASHBOARD_ALLOWED_HOSTS,
       });
-      const server = await listenNamed(app, 'DASHBOARD', settings.DASHBOARD_HOST, settings.DASHBOARD_PORT);
+      const server = await listenNamed(
+        app,
+        'DASHBOARD',
+        settings.DASHBOARD_HOST,
+        settings.DASHBOARD_PORT,
+        serve,
+      );
       servers.push(server);
       dashboardUrl = server.url;
     }

@@ -14,6 +14,8 @@ import { MISMATCH_SQL } from '../reconcile/reconcile-store.js';
 import type { RecordDifference } from '../reconcile/record-diff.js';
 import { daysBetween, dayWindow, localDayOf, type Window } from '../sync/windows.js';
 import { dayState, type DayReconcile, type DayState, type PublishedPack } from './status-day-state.js';
+import { signoffStates } from '../reconcile/signoff-store.js';
+import type { DaySignoff } from '../reconcile/signoff-state.js';
 
 export const CALENDAR_DAYS = 35;
 /** Records listed per day and kind group (quarantined, differing); the counts are always complete. */
@@ -70,13 +72,14 @@ export async function gatherCalendar(pool: Pool, s: CalendarSettings, now: Date)
   const first = days[0] as string;
   const last = days[days.length - 1] as string;
   const range: Window = { start: dayWindow(first, s.zone).start, end: dayWindow(last, s.zone).end };
-  const [packs, reconciles, windows, open, totals, reading] = await Promise.all([
+  const [packs, reconciles, windows, open, totals, reading, signoffs] = await Promise.all([
     latestPacks(pool, first, last),
     latestReconciles(pool, first, last),
     coveringWindows(pool, s.sources, range, s.settleLagMs),
     openByDay(pool, range, s.zone),
     totalsByDay(pool, range, first, last, s.zone),
     backfillWindows(pool),
+    restatedDays(pool, first, last),
   ]);
   const listed = await listedRecords(
     pool,
@@ -91,17 +94,20 @@ export async function gatherCalendar(pool: Pool, s: CalendarSettings, now: Date)
     const backfillReading = reading.some(
       (w) => w.scan || (w.start! < window.end.getTime() && w.end! > window.start.getTime()),
     );
-    const verdict = dayState({
-      day,
-      window,
-      now,
-      horizonMs: s.horizonMs,
-      coverage,
-      openRecords,
-      pack,
-      reconcile,
-      backfillReading,
-    });
+    const verdict = withSignoff(
+      signoffs.get(day),
+      dayState({
+        day,
+        window,
+        now,
+        horizonMs: s.horizonMs,
+        coverage,
+        openRecords,
+        pack,
+        reconcile,
+        backfillReading,
+      }),
+    );
     const runRecords = reconcile ? listed.get(reconcile.runId) : undefined;
     return {
       day,
@@ -114,6 +120,18 @@ export async function gatherCalendar(pool: Pool, s: CalendarSettings, now: Date)
       openRecords,
     };
   });
+}
+
+/** Days of the range restated after sign-off (a warehouse that cannot tell reads as none). */
+async function restatedDays(pool: Pool, from: string, to: string): Promise<Map<string, DaySignoff>> {
+  const days = await signoffStates(pool, { from, to, signedOnly: true }).catch(() => [] as DaySignoff[]);
+  return new Map(days.filter((d) => d.state === 'restated after sign-off').map((d) => [d.day, d]));
+}
+
+/** A day restated after sign-off shows as such, whatever its pack's state (which its reason keeps). */
+function withSignoff(signoff: DaySignoff | undefined, verdict: { state: DayState; reason: string }) {
+  if (!signoff) return verdict;
+  return { state: 'restated' as const, reason: `${signoff.summary}; ${verdict.state}: ${verdict.reason}` };
 }
 
 type ManifestJson = {

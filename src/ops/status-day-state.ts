@@ -9,6 +9,8 @@
  * - final: the published pack is final and still is by the same rule.
  * - incomplete: the latest pack was published before sync covered the day (--allow-incomplete or the
  *   daily export's grace period).
+ * - restated after sign-off: finance signed off a version and a later one changed the day's records; it
+ *   needs a new sign-off (status-signoffs.ts; it outranks the others, whose reason it keeps).
  * A pack published provisional or final whose day sync no longer covers (a window re-read and failed)
  * shows provisional, with the gap as the reason.
  */
@@ -16,7 +18,7 @@ import { describeGaps, type StreamCoverage } from '../reconcile/coverage.js';
 import { packState } from '../reconcile/pack-state.js';
 import type { PackState } from '../reconcile/manifest.js';
 
-export type DayState = 'not-synced' | 'syncing' | 'provisional' | 'final' | 'incomplete';
+export type DayState = 'not-synced' | 'syncing' | 'provisional' | 'final' | 'incomplete' | 'restated';
 
 export const DAY_STATE_LABEL: Record<DayState, string> = {
   'not-synced': 'not synced',
@@ -24,6 +26,7 @@ export const DAY_STATE_LABEL: Record<DayState, string> = {
   provisional: 'provisional',
   final: 'final',
   incomplete: 'incomplete',
+  restated: 'restated after sign-off',
 };
 
 export interface PublishedPack {

@@ -30,6 +30,8 @@ export interface StatusPageInput {
   calendar?: CalendarDay[];
   history?: History;
   backfills?: BackfillView[];
+  /** Many sources: the summary of all of them and the links to each page (status-paging.ts), as HTML. */
+  paging?: string;
 }
 
 function table(headers: string[], rows: string[][], cls = ''): string {
@@ -186,7 +188,7 @@ ul{margin:0;padding-left:1.1em}.bad{color:#b00020}
 .day[open]{z-index:2}
 .day-detail{position:absolute;left:0;top:100%;width:24em;background:#fff;border:1px solid #555;padding:.5em;z-index:3;box-shadow:0 2px 6px #0004}
 .state-final{background:#d9f2df}.state-provisional{background:#fdf1c7}.state-incomplete{background:#fbd5c9}
-.state-syncing{background:#d6e6fb}.state-not-synced{background:#e4e4e4;background-image:repeating-linear-gradient(45deg,transparent 0 6px,#0000000d 6px 12px)}
+.state-syncing{background:#d6e6fb}.state-restated{background:#f3d6f5;outline:2px solid #9b3fa3}.state-not-synced{background:#e4e4e4;background-image:repeating-linear-gradient(45deg,transparent 0 6px,#0000000d 6px 12px)}
 .states{list-style:none;padding:0;font-size:12px}.key{display:inline-block;min-width:8em;border:1px solid #999;padding:0 .3em;margin:.1em .3em .1em 0}
 .charts{display:flex;flex-wrap:wrap;gap:1em}
 .chart{margin:0}.chart figcaption{font-weight:600}
@@ -213,6 +215,7 @@ export function renderStatusPage(input: StatusPageInput): string {
 <body>
 <h1>paysync status</h1>
 <p>generated ${escapeHtml(input.generatedAt.toISOString())}; refreshes every 30 s</p>
+${input.paging ?? ''}
 <h2>Health</h2>
 ${healthSection(input.status)}
 ${calendar}

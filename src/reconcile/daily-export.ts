@@ -53,9 +53,28 @@ export async function runDailyExport(runtime: Runtime, now: Date = new Date()): 
     const changed = await changedSinceLastVersion(runtime.pool, [w.start, w.end], day);
     if (!changed && !incomplete.has(day)) continue;
     if (!(await reconcileBeforePublishing(runtime, day, now))) continue; // the next run restates it
-    restated.push(await exportDay(runtime, day, { now, allowIncomplete: true }));
+    const written = await restateUnlessTampered(runtime, day, now);
+    if (written) restated.push(written);
   }
   return { yesterday: first, retryAt, restated };
+}
+
+/**
+ * A restatement, unless the day's published pack on disk is not as published: that day is left as it is
+ * (an error in the log naming the files, and `paysync verify` names them too) and the other days go on.
+ */
+async function restateUnlessTampered(runtime: Runtime, day: string, now: Date): Promise<ExportResult | null> {
+  try {
+    return await exportDay(runtime, day, { now, allowIncomplete: true });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'PACK_ON_DISK' && code !== 'PACK_MANIFEST_INVALID') throw error;
+    runtime.log.error(
+      { day, error: (error as Error).message },
+      'daily pack: the published pack is not as published; not restated',
+    );
+    return null;
+  }
 }
 
 /** Days from `fromDay` whose latest published version is `incomplete`. */

@@ -14,48 +14,52 @@
  *   held by a transaction of its own) serialises them.
  * - A day sync does not cover yet is never published as final: it is refused (DayNotCoveredError) unless
  *   the caller allows an `incomplete` pack; a future day is a usage error.
+ * - It trusts nothing on disk (pack-disk.ts): the day folder must be a real folder inside EXPORT_DIR, the
+ *   manifests must be paysync's, and the latest version's files must still match their manifest (and the
+ *   manifest the ledger recorded) before anything is compared with them; otherwise it stops (exit 1),
+ *   naming each file, rather than call a changed pack "unchanged".
+ * - Folders and files are created as the process's umask allows (finance often reads them from another
+ *   account).
+ * - A day finance signed off whose records change gets a version that says so (restatedAfterSignoff:
+ *   which version was signed, by whom, what changed since); the top manifest carries the day's sign-off
+ *   state now.
  */
-import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import pg, { type PoolClient } from 'pg';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PoolClient } from 'pg';
 import { UsageError } from '../errors.js';
 import { pausePoint } from '../pause-point.js';
 import type { Runtime } from '../sync/services.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import { dayCoverage, DayNotCoveredError, describeGaps, type StreamCoverage } from './coverage.js';
-import { neutralise } from './csv-cells.js';
 import {
   manifestText,
+  MAX_VERSION,
   PACK_LAYOUT,
-  readLatestManifest,
   replaceFileAtomically,
   sameLists,
   topManifest,
+  VERSION_CURRENT,
   versionDir,
   type Manifest,
-  type PackFiles,
-  type StreamTotal,
 } from './manifest.js';
+import { ManifestError } from './manifest-schema.js';
+import { derivePack, type DayJob, type DerivedPack } from './pack-derive.js';
+import { checkVersionOnDisk } from './pack-check.js';
 import {
-  OPEN_RECORDS_SQL,
-  PAYMENTS_FILE,
-  packCsvColumns,
-  recordsCopySql,
-  SNAPSHOT_DELETE_SQL,
-  SNAPSHOT_INSERT_SQL,
-  SUMMARY_HEADER,
-  SUMMARY_SQL,
-  TRANSFERS_FILE,
-  type PackFile,
-} from './pack-query.js';
-import { writeCsvFile, writeSmallCsv, type WrittenFile } from './pack-writer.js';
-import { PackWorkbook } from './pack-xlsx.js';
-import { PAYMENTS_SHEET, TRANSFERS_SHEET, type RecordsSheet } from './pack-xlsx-query.js';
+  dayFolder,
+  PackDiskError,
+  readLatestManifest,
+  readVersionManifest,
+  versionsOnDisk,
+} from './pack-disk.js';
 import { withDayLock } from './pack-lock.js';
-import { packState } from './pack-state.js';
-import { latestReconcile } from './reconcile-store.js';
-import { writeDifferences, writeRejects } from './pack-rejects.js';
-import { changedSinceLastVersion, changesSinceSnapshot } from './restatement.js';
+import { SNAPSHOT_DELETE_SQL, SNAPSHOT_INSERT_SQL } from './pack-query.js';
+import { changedSinceLastVersion, restatementSince } from './restatement.js';
+import { restatedAfterSignoff } from './signoff-restated.js';
+import { manifestSignoff } from './signoff-state.js';
+import { signoffStateOfDay } from './signoff-store.js';
 
 export interface ExportResult {
   day: string;
@@ -68,6 +72,8 @@ export interface ExportResult {
   stateReason: string;
   counts: { payments: number; transfers: number };
   quarantined: { payments: number; transfers: number };
+  /** The version signed off before this restatement changed the day's records (null: none). */
+  signedBefore: number | null;
 }
 
 export interface ExportOptions {
@@ -84,6 +90,13 @@ async function removeLeftovers(dayDir: string): Promise<void> {
   }
 }
 
+/** A hidden folder for the pack being written: created as the umask allows (mkdtemp would make it 0700). */
+async function tempFolder(dayDir: string): Promise<string> {
+  const dir = join(dayDir, `.tmp-${randomBytes(8).toString('hex')}`);
+  await mkdir(dir);
+  return dir;
+}
+
 /**
  * The next version number: above the latest manifest, any version folder on disk, and the ledger. The
  * ledger counts too because EXPORT_DIR may have been moved or emptied while the database kept its
@@ -95,20 +108,17 @@ async function nextVersion(
   dayDir: string,
   latest: Manifest | null,
 ): Promise<number> {
-  const onDisk = (await readdir(dayDir))
-    .map((name) => /^v(\d+)$/.exec(name)?.[1])
-    .filter((n): n is string => n !== undefined)
-    .map(Number);
-  return Math.max(latest?.version ?? 0, await ledgerVersion(client, day), ...onDisk) + 1;
-}
-
-/** The day's latest version in the ledger (0: none); the export snapshot is that version's. */
-async function ledgerVersion(client: PoolClient, day: string): Promise<number> {
   const { rows } = await client.query<{ version: number | null }>(
     'SELECT max(version) AS version FROM reporting.export_versions WHERE day = $1::date',
     [day],
   );
-  return rows[0]?.version ?? 0;
+  const highest = Math.max(latest?.version ?? 0, rows[0]?.version ?? 0, ...(await versionsOnDisk(dayDir)));
+  if (highest >= MAX_VERSION) {
+    throw new PackDiskError(
+      `${dayDir} already holds version ${highest}, the largest a pack can have: move the day folder out of EXPORT_DIR to publish the day afresh`,
+    );
+  }
+  return highest + 1;
 }
 
 /**
@@ -116,91 +126,13 @@ async function ledgerVersion(client: PoolClient, day: string): Promise<number> {
  * snapshot (restatement.ts), which is the ledger's latest version's, so only when that is `latest` (an
  * EXPORT_DIR restored from elsewhere counts as changed).
  */
-async function sameRecords(
-  client: PoolClient,
-  range: [Date, Date],
-  day: string,
-  latest: Manifest,
-): Promise<boolean> {
-  if ((await ledgerVersion(client, day)) !== latest.version) return false;
-  return !(await changedSinceLastVersion(client, range, day));
-}
-
-type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
-
-/**
- * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the
- * export's snapshot (`SET TRANSACTION SNAPSHOT`): the same instant as everything else in the pack, while
- * the export's own connection computes the summary, the restatement and the next snapshot at the same
- * time (on two cores, a 200k-payment day's export no longer waits for those 0.3 s after the COPY). The
- * same COPY feeds the workbook's records sheets.
- */
-async function writeRecordFiles(
-  databaseUrl: string,
-  snapshot: string,
-  range: [Date, Date],
-  dir: string,
-  workbook: PackWorkbook,
-): Promise<RecordFiles> {
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'paysync export' });
-  await client.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    await client.query(`SET TRANSACTION SNAPSHOT ${client.escapeLiteral(snapshot)}`);
-    const [start, end] = range.map((instant) => client.escapeLiteral(instant.toISOString())) as [
-      string,
-      string,
-    ];
-    const csv = async (file: PackFile, sheet: RecordsSheet) =>
-      writeCsvFile(
-        client,
-        { sql: recordsCopySql(file, start, end), columns: packCsvColumns(file) },
-        join(dir, `${file.name}.csv`),
-        await workbook.recordsSink(client, sheet, range),
-      );
-    const payments = await csv(PAYMENTS_FILE, PAYMENTS_SHEET);
-    const transfers = await csv(TRANSFERS_FILE, TRANSFERS_SHEET);
-    await client.query('COMMIT');
-    return { payments, transfers };
-  } finally {
-    await client.end();
-  }
-}
-
-/** summary.csv and the stream totals the manifest quotes, from the same query. */
-async function writeSummary(
-  client: PoolClient,
-  range: [Date, Date],
-  dir: string,
-  quarantined: Manifest['quarantined'],
-): Promise<{ summary: WrittenFile; totals: Manifest['totals'] }> {
-  const { rows } = await client.query({ text: SUMMARY_SQL, values: range, rowMode: 'array' });
-  const cells = (rows as unknown[][]).map((r) => r.map((v) => (typeof v === 'string' ? neutralise(v) : v)));
-  // the day's quarantined records (rejects.csv), one line per stream: counted, never summed (no exact amount)
-  for (const stream of ['payments', 'transfers'] as const) {
-    cells.push(['quarantined', stream, '', '', '', quarantined[stream], '']);
-  }
-  const summary = await writeSmallCsv(cells, SUMMARY_HEADER, join(dir, 'summary.csv'));
-  const total = (stream: string): StreamTotal => {
-    const row = (rows as unknown[][]).find((r) => r[0] === 'stream_total' && r[1] === stream);
-    return { records: (row?.[5] as number) ?? 0, amount: (row?.[6] as string) ?? '0' };
-  };
-  return { summary, totals: { payments: total('payments'), transfers: total('transfers') } };
-}
-
-/** The day's state by the one rule (pack-state.ts), from the facts in the export's snapshot. */
-async function stateOf(
-  client: PoolClient,
-  range: [Date, Date],
-  job: DayJob,
-  reconcile: Manifest['reconcile'],
-): Promise<Pick<Manifest, 'state' | 'stateReason'>> {
-  const gaps = describeGaps(job.coverage);
-  if (gaps) return packState({ day: job.day, gaps, openRecords: 0, horizonPassed: false, reconcile });
-  const { rows } = await client.query(OPEN_RECORDS_SQL, range);
-  const openRecords = (rows[0].payments as number) + (rows[0].transfers as number);
-  const horizonPassed = job.now.getTime() > range[1].getTime() + job.horizonMs;
-  return packState({ day: job.day, gaps, openRecords, horizonPassed, reconcile });
+async function sameRecords(client: PoolClient, job: DayJob, latest: Manifest): Promise<boolean> {
+  const { rows } = await client.query<{ version: number | null }>(
+    'SELECT max(version) AS version FROM reporting.export_versions WHERE day = $1::date',
+    [job.day],
+  );
+  if ((rows[0]?.version ?? 0) !== latest.version) return false;
+  return !(await changedSinceLastVersion(client, job.range, job.day));
 }
 
 export async function exportDay(
@@ -213,12 +145,11 @@ export async function exportDay(
   const range: [Date, Date] = [window.start, window.end];
   const now = options.now ?? new Date();
   const coverage = await checkCovered(runtime, day, window, now, options.allowIncomplete === true);
-  const dayDir = resolve(settings.EXPORT_DIR, day);
-  await mkdir(dayDir, { recursive: true });
+  const dayDir = (await dayFolder(settings.EXPORT_DIR, day, true)) as string;
   return withDayLock(pool, day, async (client) => {
     await removeLeftovers(dayDir);
-    const horizonMs = settings.SETTLE_HORIZON;
-    return exportLocked(runtime, client, { day, range, dayDir, now, coverage, horizonMs });
+    const job: DayJob = { day, range, now, coverage, horizonMs: settings.SETTLE_HORIZON };
+    return exportLocked(runtime, client, job, dayDir);
   });
 }
 
@@ -226,7 +157,7 @@ export async function exportDay(
  * A future day is a usage error; a day sync does not cover yet (today, or a past day with a gap) is
  * refused with what to run, unless `incomplete` packs are allowed. Returns the coverage for the state.
  */
-async function checkCovered(
+export async function checkCovered(
   runtime: Runtime,
   day: string,
   window: Window,
@@ -249,104 +180,165 @@ async function checkCovered(
   throw new DayNotCoveredError(`${what}, or publish it marked incomplete with --allow-incomplete`);
 }
 
-interface DayJob {
-  day: string;
-  range: [Date, Date];
-  dayDir: string;
-  now: Date;
-  coverage: StreamCoverage[];
-  horizonMs: number;
+/** What is published of the day: its latest version's own manifest and the top one, checked on disk. */
+export interface Published {
+  /** The latest version's own manifest (vN/manifest.json). */
+  own: Manifest;
+  ownSha256: string;
+  /** The day's top manifest.json. */
+  top: Manifest;
 }
 
-async function exportLocked(runtime: Runtime, client: PoolClient, job: DayJob): Promise<ExportResult> {
-  const { day, range, dayDir } = job;
-  const temp = await mkdtemp(join(dayDir, '.tmp-'));
+/**
+ * The day's latest published version, after checking that the top manifest names a version whose own
+ * manifest and files are on disk as published (and as the ledger recorded the manifest). Null when the
+ * day has never been exported. Anything else: PackDiskError or ManifestError, naming every file.
+ */
+export async function readPublished(
+  client: PoolClient,
+  day: string,
+  dayDir: string,
+): Promise<Published | null> {
+  const top = await readLatestManifest(dayDir);
+  if (!top) return null;
+  if (top.manifest.day !== day)
+    throw new ManifestError(top.path, `is the manifest of ${top.manifest.day}, not of ${day}`);
+  const own = await readVersionManifest(dayDir, top.manifest.version);
+  if (!own) {
+    throw new PackDiskError(
+      `${top.path} names version ${top.manifest.version}, whose ${versionDir(top.manifest.version)}/manifest.json is missing: restore it, or move the day folder out of EXPORT_DIR to publish the day afresh`,
+    );
+  }
+  const problems = await checkVersionOnDisk(client, dayDir, own, top.manifest);
+  if (problems.length > 0) {
+    throw new PackDiskError(
+      `the published pack of ${day} no longer matches its manifest: ${problems.join('; ')}. ` +
+        `\`paysync verify --day ${day} --all-versions\` lists every difference; restore the files (or move the day folder out of EXPORT_DIR to publish the day afresh)`,
+    );
+  }
+  return { own: own.manifest, ownSha256: own.sha256, top: top.manifest };
+}
+
+async function exportLocked(
+  runtime: Runtime,
+  client: PoolClient,
+  job: DayJob,
+  dayDir: string,
+): Promise<ExportResult> {
+  const { day, range } = job;
+  const published = await readPublished(client, day, dayDir);
+  const latest = published?.own ?? null;
+  const temp = await tempFolder(dayDir);
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-  let recordFiles: Promise<RecordFiles> | undefined;
-  const zone = runtime.settings.REPORT_TIMEZONE;
-  const workbook = PackWorkbook.open(temp, { day, zone });
+  let derived: DerivedPack | undefined;
   try {
-    const { rows } = await client.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
-    recordFiles = writeRecordFiles(runtime.settings.DATABASE_URL, rows[0]!.snapshot, range, temp, workbook);
-    recordFiles.catch(() => undefined); // awaited below; meanwhile this connection does the rest
-    const rejects = await writeRejects(client, range, day, temp);
-    const { summary, totals } = await writeSummary(client, range, temp, rejects.counts);
-    const differences = await writeDifferences(client, day, temp);
-    const reconcile = await latestReconcile(client, day);
-    const state = await stateOf(client, range, job, reconcile);
-    const latest = await readLatestManifest(dayDir);
-    // compared with the previous version's snapshot before it is replaced; both undone if nothing changed
-    const restatement = latest ? await changesSinceSnapshot(client, range, day, latest.version) : null;
-    const sameDay = latest !== null && (await sameRecords(client, range, day, latest));
+    derived = await derivePack(runtime, client, job, temp);
+    // compared with the previous version before its snapshot is replaced; both undone if nothing changed
+    const restatement = published ? await restatementSince(client, job, dayDir, published, temp) : null;
+    const sameDay = latest !== null && (await sameRecords(client, job, latest));
     await replaceSnapshot(client, range, day);
-    const files: PackFiles<WrittenFile> = {
-      ...(await recordFiles),
-      summary,
-      rejects: rejects.file,
-      ...(differences ? { differences } : {}),
-    };
     await pausePoint('export:files-written');
-    const counts = { payments: files.payments.rows, transfers: files.transfers.rows };
-    const quarantined = rejects.counts;
+    const counts = { payments: derived.files.payments.rows, transfers: derived.files.transfers.rows };
+    const facts = { day, counts, quarantined: derived.quarantined, ...derived.state };
     // an unchanged day keeps its version (whatever layout it was written in), unless its state moved
-    if (latest && sameDay && sameLists(latest, files) && latest.state === state.state) {
-      workbook.abort();
+    if (
+      published &&
+      latest &&
+      sameDay &&
+      sameLists(latest, derived.files) &&
+      latest.state === derived.state.state
+    ) {
+      derived.workbook.abort();
       await client.query('ROLLBACK');
       await rm(temp, { recursive: true, force: true });
-      // the published files stand; the top manifest follows the latest reconcile and the state's reason
-      if (latest.reconcile?.checkedAt !== reconcile?.checkedAt || latest.stateReason !== state.stateReason) {
-        const refreshed = { ...latest, reconcile, stateReason: state.stateReason };
-        await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(refreshed));
-      }
+      await refreshTop(client, dayDir, published, derived);
       const dir = join(dayDir, versionDir(latest.version));
-      return {
-        day,
-        version: latest.version,
-        dir,
-        restated: false,
-        unchanged: true,
-        ...state,
-        counts,
-        quarantined,
-      };
+      return { ...facts, version: latest.version, dir, restated: false, unchanged: true, signedBefore: null };
     }
     const version = await nextVersion(client, day, dayDir, latest);
-    const manifest: Manifest = {
-      day,
-      timeZone: zone,
-      version,
-      layout: PACK_LAYOUT,
-      generatedAt: new Date().toISOString(),
-      ...state,
-      files: manifestFiles(files),
-      totals,
-      quarantined,
-      reconcile,
-      restatement,
-    };
-    // the workbook shows the manifest's facts, so it ends after them (same snapshot, same connection)
-    manifest.files.xlsx = await workbook.finish(client, { range, manifest });
-    await replaceFileAtomically(join(temp, 'manifest.json'), manifestText(manifest));
+    const manifest = await newManifest(runtime, client, job, { dayDir, temp, version, derived, restatement });
+    const text = manifestText(manifest);
+    await replaceFileAtomically(join(temp, 'manifest.json'), text);
     await pausePoint('export:before-publish');
     const dir = join(dayDir, versionDir(version));
     await rename(temp, dir);
     await pausePoint('export:after-rename');
-    await recordVersion(client, manifest);
+    await recordVersion(client, manifest, createHash('sha256').update(text).digest('hex'));
     await client.query('COMMIT');
-    await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(topManifest(manifest)));
-    const restated = latest !== null;
-    return { day, version, dir, restated, unchanged: false, ...state, counts, quarantined };
+    await writeTop(client, dayDir, manifest);
+    const signedBefore = manifest.restatedAfterSignoff?.signed.version ?? null;
+    return { ...facts, version, dir, restated: latest !== null, unchanged: false, signedBefore };
   } catch (error) {
-    await recordFiles?.catch(() => undefined); // never leave the other connection writing behind us
-    workbook.abort();
+    derived?.workbook.abort();
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
 }
 
+interface NewVersion {
+  dayDir: string;
+  temp: string;
+  version: number;
+  derived: DerivedPack;
+  restatement: Manifest['restatement'];
+}
+
+/** The new version's manifest, its workbook written into the temporary folder. */
+async function newManifest(
+  runtime: Runtime,
+  client: PoolClient,
+  job: DayJob,
+  v: NewVersion,
+): Promise<Manifest> {
+  const { derived } = v;
+  const manifest: Manifest = {
+    day: job.day,
+    timeZone: runtime.settings.REPORT_TIMEZONE,
+    version: v.version,
+    layout: PACK_LAYOUT,
+    generatedAt: new Date().toISOString(),
+    ...derived.state,
+    files: manifestFiles(derived.files),
+    totals: derived.totals,
+    quarantined: derived.quarantined,
+    digests: derived.digests,
+    emptyConfirmed: derived.emptyConfirmed,
+    reconcile: derived.reconcile,
+    restatement: v.restatement,
+    restatedAfterSignoff: await restatedAfterSignoff(client, job.day, v.dayDir, derived.digests, v.temp),
+    current: VERSION_CURRENT,
+  };
+  // the workbook shows the manifest's facts, so it ends after them (same snapshot, same connection)
+  manifest.files.xlsx = await derived.workbook.finish(client, { range: job.range, manifest });
+  return manifest;
+}
+
+/** The day's top manifest: the version's, with file paths from the day folder and the sign-off state now. */
+async function writeTop(client: PoolClient, dayDir: string, manifest: Manifest): Promise<void> {
+  const state = await signoffStateOfDay(client, manifest.day);
+  const top = topManifest(manifest, state ? manifestSignoff(state) : undefined);
+  await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(top));
+}
+
+/** An unchanged day: the published files stand; the top manifest follows the latest reconcile, state reason and sign-off. */
+async function refreshTop(
+  client: PoolClient,
+  dayDir: string,
+  p: Published,
+  derived: DerivedPack,
+): Promise<void> {
+  const state = await signoffStateOfDay(client, p.own.day);
+  const fresh = topManifest(
+    { ...p.own, reconcile: derived.reconcile, stateReason: derived.state.stateReason },
+    state ? manifestSignoff(state) : undefined,
+  );
+  if (manifestText(fresh) !== manifestText(p.top))
+    await replaceFileAtomically(join(dayDir, 'manifest.json'), manifestText(fresh));
+}
+
 /** The manifest's file entries: each written file with its path in the version folder. */
-function manifestFiles(files: PackFiles<WrittenFile>): Manifest['files'] {
-  const entry = (name: string, f: WrittenFile) => ({ path: `${name}.csv`, ...f });
+function manifestFiles(files: DerivedPack['files']): Manifest['files'] {
+  const entry = (name: string, f: DerivedPack['files']['payments']) => ({ path: `${name}.csv`, ...f });
   return {
     payments: entry('payments', files.payments),
     transfers: entry('transfers', files.transfers),
@@ -362,12 +354,12 @@ async function replaceSnapshot(client: PoolClient, range: [Date, Date], day: str
   await client.query(SNAPSHOT_INSERT_SQL, [...range, day]);
 }
 
-/** The version's ledger row. */
-async function recordVersion(client: PoolClient, m: Manifest): Promise<void> {
+/** The version's ledger row, with the SHA-256 of its manifest.json as published. */
+async function recordVersion(client: PoolClient, m: Manifest, manifestSha256: string): Promise<void> {
   await client.query(
     `INSERT INTO reporting.export_versions
-       (day, version, time_zone, generated_at, final, state, payments, transfers, manifest)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+       (day, version, time_zone, generated_at, final, state, payments, transfers, manifest, manifest_sha256)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
       m.day,
       m.version,
@@ -378,6 +370,7 @@ async function recordVersion(client: PoolClient, m: Manifest): Promise<void> {
       m.files.payments.rows,
       m.files.transfers.rows,
       m,
+      manifestSha256,
     ],
   );
 }

@@ -11,8 +11,7 @@
  * over the old one (atomic on POSIX), so a reader sees the old manifest or the new one, never a mix.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rename, writeFile } from 'node:fs/promises';
 import type { WrittenFile } from './pack-writer.js';
 import type { WorkbookEntry } from './pack-xlsx.js';
 
@@ -82,11 +81,63 @@ export interface ReconcileSummary {
 
 /**
  * `final`: sync covers the whole day for every source and stream, every record is in a final state or
- * the settle horizon passed, and the last reconcile found no unexplained difference. `provisional`:
- * covered, but one of the other two is not true yet. `incomplete`: published with --allow-incomplete
- * before sync covered the day.
+ * the settle horizon passed, the last reconcile found no unexplained difference, and a suspiciously
+ * empty stream was confirmed empty by two reads. `provisional`: covered, but one of the others is not
+ * true yet. `incomplete`: published with --allow-incomplete before sync covered the day.
  */
 export type PackState = 'final' | 'provisional' | 'incomplete';
+
+/** Per stream, the SHA-256 (hex) of the day's records as docs/finance.md defines it (records-digest.ts). */
+export interface RecordsDigests {
+  payments: string;
+  transfers: string;
+}
+
+/** A stream of a source found empty on a day that followed seven busy ones, and the two reads that say so. */
+export interface EmptyEvidence {
+  source: string;
+  stream: 'payments' | 'transfers';
+  /** The two reads (ISO instants), at least an hour apart, both after the day ended. */
+  reads: [string, string];
+  /** "empty, confirmed by reads at T1 and T2". */
+  text: string;
+}
+
+/** A sign-off as recorded in reporting.signoffs. */
+export interface SignedVersion {
+  version: number;
+  by: string;
+  at: string;
+  note: string | null;
+  /** SHA-256 of that version's own vN/manifest.json. */
+  manifestSha256: string;
+}
+
+/**
+ * In a version's own manifest: this version restates a day whose earlier version finance had signed off.
+ * A fact at publishing time, so it stays true: whether the new version was signed since is in the day's
+ * top manifest (`signoff`) and `paysync signoff --list`.
+ */
+export interface RestatedAfterSignoff {
+  signed: SignedVersion;
+  /** What changed since the signed version; null when its files no longer allow listing it (see note). */
+  changes: Restatement | null;
+  note: string;
+}
+
+export type SignoffStateName =
+  'signed' | 'needs sign-off' | 'restated after sign-off' | 'revoked' | 'not final';
+
+/** In the day's top manifest only: the sign-off state now (rewritten by export and by signoff). */
+export interface SignoffState {
+  state: SignoffStateName;
+  /** The day's latest version. */
+  version: number;
+  /** The sign-off in force (the latest not revoked), or null. */
+  signed: SignedVersion | null;
+  /** In words, with what to do. */
+  summary: string;
+}
 
 export interface Manifest {
   day: string;
@@ -101,21 +152,44 @@ export interface Manifest {
   totals: { payments: StreamTotal; transfers: StreamTotal };
   /** The day's quarantined records (rejects.csv), per stream. */
   quarantined: { payments: number; transfers: number };
+  /** The day's latest reconcile as known when the manifest was written (the top manifest: now). */
   reconcile: ReconcileSummary | null;
   restatement: Restatement | null;
+  /** Absent from versions written before paysync computed digests. */
+  digests?: RecordsDigests;
+  /** Streams confirmed empty on a day that followed seven busy ones (absent or empty: none). */
+  emptyConfirmed?: EmptyEvidence[];
+  /** Set when this version restates a day finance had signed off (null: it does not). */
+  restatedAfterSignoff?: RestatedAfterSignoff | null;
+  /** Where the facts that change after publishing (reconcile, sign-off) are kept. */
+  current?: string;
+  /** The top manifest only: the day's sign-off state now. */
+  signoff?: SignoffState;
 }
+
+/** What a version's own manifest says about the facts it cannot keep true by itself. */
+export const VERSION_CURRENT =
+  "this version's files never change; the day's latest reconcile result and sign-off state are in the day's " +
+  'top manifest.json, `paysync status`, `paysync signoff --list` and reporting.reconcile_results';
+/** What the day's top manifest says of itself. */
+export const TOP_CURRENT =
+  'rewritten when the day is exported, reconciled or signed off: its reconcile and signoff are the latest; ' +
+  'the files are those of the version it names, whose own manifest.json never changes';
 
 export const versionDir = (version: number) => `v${version}`;
 
-/** The same manifest with file paths relative to the day folder (the top manifest's view). */
-export function topManifest(manifest: Manifest): Manifest {
+/**
+ * The same manifest with file paths relative to the day folder (the top manifest's view), saying that it
+ * is rewritten, with the sign-off state now.
+ */
+export function topManifest(manifest: Manifest, signoff?: SignoffState): Manifest {
   const files = { ...manifest.files };
   for (const name of [...PACK_FILES, ...OPTIONAL_PACK_FILES]) {
     const file = files[name];
     if (file) files[name] = { ...file, path: `${versionDir(manifest.version)}/${name}.csv` };
   }
   if (files.xlsx) files.xlsx = { ...files.xlsx, path: `${versionDir(manifest.version)}/${files.xlsx.path}` };
-  return { ...manifest, files };
+  return { ...manifest, files, current: TOP_CURRENT, ...(signoff ? { signoff } : {}) };
 }
 
 export function manifestText(manifest: Manifest): string {
@@ -127,16 +201,6 @@ export async function replaceFileAtomically(path: string, text: string): Promise
   const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   await writeFile(temp, text, { flag: 'wx', flush: true });
   await rename(temp, path);
-}
-
-/** The day's latest manifest, or null when the day has never been exported. */
-export async function readLatestManifest(dayDir: string): Promise<Manifest | null> {
-  try {
-    return JSON.parse(await readFile(join(dayDir, 'manifest.json'), 'utf8')) as Manifest;
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT') return null;
-    throw error;
-  }
 }
 
 /**
@@ -152,3 +216,6 @@ export const COMPARED_FILES = ['rejects', 'differences'] as const;
 export function sameLists(latest: Manifest, files: PackFiles<WrittenFile>): boolean {
   return COMPARED_FILES.every((name) => latest.files[name]?.sha256 === files[name]?.sha256);
 }
+
+/** Versions are numbered 1 to the largest value of reporting.export_versions.version (an integer). */
+export const MAX_VERSION = 2_147_483_647;

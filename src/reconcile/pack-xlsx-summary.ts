@@ -21,6 +21,45 @@ export interface SummaryInput {
   rows: readonly unknown[][];
   settled: readonly SettledRow[];
   quarantined: { payments: number; transfers: number };
+  /** The manifest's close facts (absent: no close rows). */
+  close?: CloseFacts;
+}
+
+/** What the manifest says of finance's close, read structurally (manifest.ts imports the workbook's types). */
+export interface CloseFacts {
+  digests?: { payments: string; transfers: string };
+  restatedAfterSignoff?: { note: string } | null;
+}
+
+/**
+ * Finance's close under the figures: each stream's records digest (docs/finance.md says how to recompute
+ * it) and the sign-off: that this version restates a day finance had signed off (a fact that stays
+ * true), else where the day's sign-off state lives (this file never changes).
+ */
+function closeValues(close: CloseFacts): unknown[][] {
+  const row = (level: string, stream: string | null, text: string) => [
+    level,
+    stream,
+    text,
+    null,
+    null,
+    null,
+    null,
+  ];
+  const out = (['payments', 'transfers'] as const).flatMap((s) =>
+    close.digests ? [row('records digest', s, close.digests[s])] : [],
+  );
+  const r = close.restatedAfterSignoff;
+  out.push(
+    r
+      ? row('sign-off', null, `restated after sign-off: ${r.note}`)
+      : row(
+          'sign-off',
+          null,
+          "the day's sign-off state: the day's top manifest.json, `paysync signoff --list`",
+        ),
+  );
+  return out;
 }
 
 export interface SummarySheet {
@@ -68,6 +107,7 @@ export function summaryValues(input: SummaryInput): unknown[][] {
   for (const stream of ['payments', 'transfers'] as const) {
     out.push(['quarantined', stream, null, null, null, input.quarantined[stream], null]);
   }
+  if (input.close) out.push(...closeValues(input.close));
   return out;
 }
 

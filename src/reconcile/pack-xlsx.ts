@@ -29,7 +29,7 @@ import {
   TRANSFERS_SHEET,
   type RecordsSheet,
 } from './pack-xlsx-query.js';
-import { summarySheet, type SettledRow } from './pack-xlsx-summary.js';
+import { summarySheet, type CloseFacts, type SettledRow } from './pack-xlsx-summary.js';
 import { recordsCopySql, SUMMARY_SQL } from './pack-query.js';
 import type { WrittenFile } from './pack-writer.js';
 import { queryRows } from './xlsx-query-rows.js';
@@ -154,7 +154,8 @@ export class PackWorkbook {
       rowMode: 'array',
     });
     const settled = await client.query<SettledRow>(SETTLED_SQL, input.range);
-    const sheet = summarySheet({ rows: summary.rows, settled: settled.rows, quarantined });
+    const close = input.manifest as CloseFacts;
+    const sheet = summarySheet({ rows: summary.rows, settled: settled.rows, quarantined, close });
     await this.small('summary', sheet.columns, sheet.rows);
     this.tables.summary = { rows: sheet.rows.length, sheets: ['summary'], flags: {} };
     this.looks.summary = sheet.look;

@@ -5,6 +5,7 @@
  * lacks records, negative that it holds records the service does not list in that status (a status
  * moved since the last sync, or a record the service dropped).
  */
+import { oneLine } from '../terminal-text.js';
 import { canonicalDecimal } from './decimal.js';
 import type { RecordDifference } from './record-diff.js';
 import type { ReconcileRow, Tally } from './reconcile-row.js';
@@ -61,10 +62,11 @@ export interface TableOptions {
 
 export function formatTable(day: string, rows: readonly ReconcileRow[], options: TableOptions = {}): string {
   const header = ['source', 'stream', 'status', 'service', 'warehouse', 'quarantined', 'unexplained'];
+  // a status is the service's text: a line break or tab in it would forge rows of the table
   const body = rows.map((r) => [
     r.source,
     r.stream,
-    r.status,
+    oneLine(r.status),
     String(r.service),
     String(r.warehouse),
     String(r.quarantined),
@@ -118,7 +120,7 @@ export function recordLines(differences: readonly RecordDifference[], limit: num
   const counts = new Map<string, number>();
   for (const d of differences) counts.set(KIND_LABEL[d.kind], (counts.get(KIND_LABEL[d.kind]) ?? 0) + 1);
   const summary = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
-  const lines = differences.slice(0, limit).map((d) => `  ${describeDifference(d)}`);
+  const lines = differences.slice(0, limit).map((d) => `  ${oneLine(describeDifference(d))}`);
   const more = differences.length - lines.length;
   return [
     `records: ${summary}`,

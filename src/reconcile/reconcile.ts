@@ -10,7 +10,6 @@
  * named. Transfers have no date filter: their day is read from the whole list, once per reconcile run
  * however many days it covers.
  */
-import { resolve } from 'node:path';
 import type { Source } from '../config/settings.js';
 import { isRetryable, PaysyncError, UpstreamError } from '../errors.js';
 import type { Runtime } from '../sync/services.js';
@@ -20,7 +19,7 @@ import { dayWindow, type Window } from '../sync/windows.js';
 import { PAYMENT_STATUSES } from '../upstream/schemas.js';
 import { dayRejects, talliesOf, warehouseDay, type StreamName } from './day-records.js';
 import { exportDay } from './export-day.js';
-import { readLatestManifest } from './manifest.js';
+import { dayFolder, readLatestManifest } from './pack-disk.js';
 import { compareDay, type DayComparison, type RecordDifference, type ServiceRecord } from './record-diff.js';
 import { compareTallies, isMismatch, type ReconcileRow } from './reconcile-table.js';
 import { recordReconcile } from './reconcile-store.js';
@@ -218,6 +217,7 @@ export class ReconcileUnreachableError extends PaysyncError {
  * so until sync covers it.
  */
 export async function refreshPack(runtime: Runtime, day: string, now: Date | undefined): Promise<void> {
-  if (!(await readLatestManifest(resolve(runtime.settings.EXPORT_DIR, day)))) return;
+  const dayDir = await dayFolder(runtime.settings.EXPORT_DIR, day, false);
+  if (!dayDir || !(await readLatestManifest(dayDir))) return;
   await exportDay(runtime, day, { allowIncomplete: true, ...(now ? { now } : {}) });
 }

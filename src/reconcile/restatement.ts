@@ -1,16 +1,23 @@
 /**
  * Restatements: what changed in a day since its latest published version, and which days need one.
  * Both read reporting.export_snapshot, the (id, status, amount, updated_at) of every record of the day's
- * latest version, replaced in the transaction that records a new version.
+ * latest version, replaced in the transaction that records a new version. When that snapshot is not the
+ * published version's (the pack on disk was written by another warehouse, or the database was reset:
+ * a demo run on a later day), the previous version's records are read from its files instead, so that
+ * every record it held and the new version does not is reported as removed.
  */
+import { join } from 'node:path';
 import type { Pool, PoolClient } from 'pg';
+import { canonicalDecimal } from './decimal.js';
+import { versionDir, type ChangedRecord, type Manifest, type Restatement } from './manifest.js';
+import { diffRecordFiles, type RecordValues } from './pack-csv-diff.js';
+import type { DayJob } from './pack-derive.js';
 import { CHANGED_SINCE_SQL, CHANGES_SQL } from './pack-query.js';
-import type { ChangedRecord, Restatement } from './manifest.js';
 
 /** Lists in the manifest stop here (the counts stay complete): a manifest must stay readable. */
 export const MAX_LISTED = 1_000;
 
-interface DiffRow {
+export interface DiffRow {
   stream: string;
   id: string;
   old_status: string | null;
@@ -50,6 +57,72 @@ export function classifyChanges(rows: readonly DiffRow[], previousVersion: numbe
     }
   }
   return r;
+}
+
+/** Whether reporting.export_snapshot holds this very version's records: the ledger's latest, same manifest. */
+async function snapshotIsOf(
+  client: PoolClient,
+  day: string,
+  version: number,
+  manifestSha256: string,
+): Promise<boolean> {
+  const { rows } = await client.query<{ version: number; manifest_sha256: string | null }>(
+    `SELECT version, manifest_sha256 FROM reporting.export_versions WHERE day = $1::date ORDER BY version DESC LIMIT 1`,
+    [day],
+  );
+  const r = rows[0];
+  return r !== undefined && r.version === version && (r.manifest_sha256 ?? manifestSha256) === manifestSha256;
+}
+
+/**
+ * The diff rows between two versions' records files (`oldDir`'s, as its manifest lists them, and those
+ * just written into `newDir`): added, removed, and records whose status or amount changed (amounts
+ * compared as numbers, as CHANGES_SQL does).
+ */
+export async function changesBetweenFiles(oldDir: string, old: Manifest, newDir: string): Promise<DiffRow[]> {
+  const out: DiffRow[] = [];
+  for (const stream of ['payments', 'transfers'] as const) {
+    const diff = await diffRecordFiles(join(oldDir, old.files[stream].path), join(newDir, `${stream}.csv`));
+    const row = (
+      id: string,
+      o: RecordValues['values'] | null,
+      n: RecordValues['values'] | null,
+    ): DiffRow => ({
+      stream,
+      id,
+      old_status: o?.status ?? null,
+      new_status: n?.status ?? null,
+      old_amount: o?.amount ?? null,
+      new_amount: n?.amount ?? null,
+    });
+    for (const r of diff.added) out.push(row(r.id, null, r.values));
+    for (const r of diff.removed) out.push(row(r.id, r.values, null));
+    for (const c of diff.changed) {
+      const { status, amount } = c.columns;
+      const amountMoved = amount && canonicalDecimal(amount.old) !== canonicalDecimal(amount.new);
+      if (!status && !amountMoved) continue;
+      out.push(row(c.id, c.old, c.new));
+    }
+  }
+  return out.sort((a, b) => (a.stream === b.stream ? (a.id < b.id ? -1 : 1) : a.stream < b.stream ? -1 : 1));
+}
+
+/**
+ * What changed since the published version: from the snapshot when it is that version's, else from the
+ * version's files (checked against their manifest before this is called).
+ */
+export async function restatementSince(
+  client: PoolClient,
+  job: DayJob,
+  dayDir: string,
+  published: { own: Manifest; ownSha256: string },
+  newDir: string,
+): Promise<Restatement> {
+  const { version } = published.own;
+  if (await snapshotIsOf(client, job.day, version, published.ownSha256))
+    return changesSinceSnapshot(client, job.range, job.day, version);
+  const rows = await changesBetweenFiles(join(dayDir, versionDir(version)), published.own, newDir);
+  return classifyChanges(rows, version);
 }
 
 export async function changesSinceSnapshot(

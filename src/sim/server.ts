@@ -4,8 +4,9 @@
  * latency: gate.ts; a gateway's faults come before auth), then is authorised and answered; control
  * routes under `/__sim/` skip both.
  */
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createGatedServer } from '../http-gate.js';
 import { control } from './control.js';
 import { NOT_JSON_BODY, quotingKey } from './faults.js';
 import { RequestGate } from './gate.js';
@@ -107,6 +108,20 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
   send(res, quotingKey(reply, keyOf(req), switches.keyInErrors));
 }
 
+/**
+ * The port's connection cap and timeouts (src/http-gate.ts, as on every paysync port), not its Host rule:
+ * the simulator serves generated data to whatever name reaches it (compose calls it `simulator`). Idle
+ * keep-alive connections live 30 s (a benchmark's client reuses them); a silent socket 10 minutes, longer
+ * than any `slowMs`.
+ */
+const PORT_LIMITS = {
+  hosts: 'any',
+  securityHeaders: false,
+  maxConnections: 512,
+  keepAliveTimeoutMs: 30_000,
+  socketTimeoutMs: 600_000,
+} as const;
+
 function checkedSwitches(partial: Partial<SimSwitches>): Partial<SimSwitches> {
   const problems = switchProblems(partial);
   if (problems.length > 0) throw new RangeError(`simulator switches: ${problems.join('; ')}`);
@@ -118,13 +133,12 @@ export async function startSimulator(options: SimOptions = {}): Promise<RunningS
   let url = '';
   const paymentUrl = () => options.paymentUrl ?? `${url}/pay`;
   const ctx: Context = { sim, gate: new RequestGate(sim.seed), paymentUrl, lists: 0 };
-  const server = createServer((req, res) => {
+  const server = createGatedServer((req, res) => {
     handle(ctx, req, res).catch((error: unknown) => {
       if (!res.headersSent) send(res, json(500, { statusCode: 500, message: String(error) }));
       else res.destroy();
     });
-  });
-  server.keepAliveTimeout = 30_000;
+  }, PORT_LIMITS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());

@@ -15,12 +15,13 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs `paysync ARGS` in `cwd` (default: the temporary directory, where no `.env` of the project's is). */
+export function runCli(args: string[], env: Record<string, string>, cwd = tmpdir()): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { cwd: tmpdir(), env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 120_000 },
+      { cwd, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 120_000 },
       (error, stdout, stderr) => {
         const code = (error as { code?: unknown } | null)?.code;
         resolve({ status: typeof code === 'number' ? code : error ? -1 : 0, stdout, stderr });

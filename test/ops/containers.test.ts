@@ -65,6 +65,10 @@ describe('docker-compose.yml', () => {
     expect(worker.ports).toBeUndefined();
     expect(worker.healthcheck?.test).toEqual(['CMD', 'node', 'docker/healthcheck.mjs']);
     expect(worker.environment?.METRICS_PORT).toBe('9464');
+    // the simulator speaks plain http on the compose network, and Prometheus scrapes worker:9464
+    expect(worker.environment?.PAYMENTS_ALLOW_HTTP).toBe('1');
+    expect(migrate.environment?.PAYMENTS_ALLOW_HTTP).toBe('1');
+    expect(worker.environment?.OPS_ALLOWED_HOSTS).toBe('worker');
     // Every service that others wait on for health has a health check.
     for (const [name, service] of Object.entries(services)) {
       for (const [dep, { condition }] of Object.entries(service.depends_on ?? {})) {
@@ -91,7 +95,7 @@ describe('docker/entrypoint.sh', () => {
 
   it('passes arguments to paysync and returns its exit code', async () => {
     const r = await run(ENTRYPOINT, ['backfill', '--from', '2026-11-02', '--to', '2026-11-01'], {
-      env: { ...env, PAYMENTS_BASE_URL: 'http://127.0.0.1:1', PAYMENTS_API_KEY: 'x' },
+      env: { ...env, PAYMENTS_BASE_URL: 'http://127.0.0.1:1', PAYMENTS_API_KEY: 'sk_test_entrypoint' },
     });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^paysync backfill: /);
@@ -103,7 +107,7 @@ describe('docker/entrypoint.sh', () => {
       env: {
         ...env,
         PAYMENTS_BASE_URL: 'http://127.0.0.1:1',
-        PAYMENTS_API_KEY: 'x',
+        PAYMENTS_API_KEY: 'sk_test_entrypoint',
         DASHBOARD_PORT: '1',
         DASHBOARD_HOST: '0.0.0.0',
       },

@@ -159,7 +159,7 @@ describe('the dashboard without a token', () => {
     ]) {
       const refused = await httpGet(`${base}/queues/api/queues`, { host });
       expect(refused.status).toBe(421);
-      expect(refused.text).toMatch(/DASHBOARD_ALLOWED_HOSTS/);
+      expect(refused.text).toMatch(/OPS_ALLOWED_HOSTS/);
     }
     // every route of Bull Board's API that changes something
     const require = createRequire(import.meta.url);
@@ -198,7 +198,11 @@ describe('the dashboard without a token', () => {
 
 describe('dashboard protection settings', () => {
   const env = (extra: Record<string, string>) =>
-    parseSettings({ PAYMENTS_BASE_URL: 'http://127.0.0.1:1', PAYMENTS_API_KEY: 'k', ...extra });
+    parseSettings({
+      PAYMENTS_BASE_URL: 'http://127.0.0.1:1',
+      PAYMENTS_API_KEY: 'sk_test_protection',
+      ...extra,
+    });
 
   it('binds to loopback by default and needs DASHBOARD_TOKEN to be exposed', () => {
     expect(env({ DASHBOARD_PORT: '9465' }).DASHBOARD_HOST).toBe('127.0.0.1');

@@ -90,9 +90,10 @@ describe('ops/alerts.yml', () => {
   it('passes promtool check rules and its unit tests (each alert fires on its condition, quiet otherwise)', async () => {
     const promtool = requireTool('promtool', 'prometheus');
     const checked = await run(promtool, ['check', 'rules', 'alerts.yml'], { cwd: join(ROOT, 'ops') });
+    const rules = readFileSync(join(ROOT, 'ops/alerts.yml'), 'utf8').match(/^\s+- alert: /gm)?.length;
     expect({ code: checked.code, out: checked.stdout }).toEqual({
       code: 0,
-      out: expect.stringContaining('SUCCESS: 6 rules found'),
+      out: expect.stringContaining(`SUCCESS: ${rules} rules found`),
     });
     const tested = await run(promtool, ['test', 'rules', 'alerts.test.yml'], { cwd: join(ROOT, 'ops') });
     expect({ code: tested.code, out: tested.stdout + tested.stderr }).toEqual({

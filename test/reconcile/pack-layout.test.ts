@@ -5,6 +5,7 @@
  * record makes a new version, in the new layout.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportDay } from '../../src/reconcile/export-day.js';
@@ -67,25 +68,33 @@ describe('the layout version', () => {
   });
 
   it('a re-export of an unchanged day after a layout change keeps the published version as it is', async () => {
-    // the day as a paysync with an older layout published it: other bytes in its records files
+    // the day as a paysync with an older layout published it: other bytes in its records file (line ends),
+    // its manifests saying so, no layout named, no manifest checksum in the ledger (as before sql/020)
+    const csvPath = join(dayDir(), 'v1', 'payments.csv');
+    const lf = (await readFile(csvPath, 'utf8')).replaceAll('\r\n', '\n');
+    await writeFile(csvPath, lf);
+    const payments = { sha256: createHash('sha256').update(lf).digest('hex'), bytes: Buffer.byteLength(lf) };
     const older = async (...path: string[]) => {
       const m = await readManifest(...path);
-      const files = {
-        ...m.files,
-        payments: { ...m.files.payments, sha256: 'f'.repeat(64), bytes: m.files.payments.bytes + 7 },
-        summary: { ...m.files.summary, sha256: 'e'.repeat(64) },
-      };
+      const files = { ...m.files, payments: { ...m.files.payments, ...payments } };
       const { layout: _, ...rest } = { ...m, files };
       await writeFile(join(dayDir(), ...path, 'manifest.json'), `${JSON.stringify(rest, null, 2)}\n`);
     };
     await older();
     await older('v1');
-    const before = await readFile(join(dayDir(), 'manifest.json'), 'utf8');
+    await h.runtime.pool.query('UPDATE reporting.export_versions SET manifest_sha256 = NULL WHERE day = $1', [
+      DAY,
+    ]);
+    const before = await readFile(join(dayDir(), 'v1', 'manifest.json'), 'utf8');
     const again = await exportIt();
     expect(again).toMatchObject({ version: 1, unchanged: true, restated: false });
     expect((await readdir(dayDir())).sort()).toEqual(['manifest.json', 'v1']);
-    expect(await readFile(join(dayDir(), 'manifest.json'), 'utf8')).toBe(before);
-    expect((await readManifest()).layout).toBeUndefined(); // still the layout it was written with
+    expect(await readFile(join(dayDir(), 'v1', 'manifest.json'), 'utf8')).toBe(before);
+    expect(await readFile(csvPath, 'utf8')).toBe(lf);
+    // the top manifest follows the day's current facts (reconcile, sign-off), the version's layout kept
+    const top = await readManifest();
+    expect(top.layout).toBeUndefined();
+    expect(top.files.payments).toMatchObject({ path: 'v1/payments.csv', ...payments });
   });
 
   it('a changed record makes a new version, written in the current layout', async () => {

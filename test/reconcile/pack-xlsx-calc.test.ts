@@ -167,6 +167,14 @@ describe('pack.xlsx in LibreOffice', () => {
       ['total_settled', '', 'COMPLETE', '6', '87,896.30'],
       ['quarantined', 'payments', '', '1', ''],
       ['quarantined', 'transfers', '', '0', ''],
+      // finance's close under the figures (this manifest carries no digests)
+      [
+        'sign-off',
+        '',
+        "the day's sign-off state: the day's top manifest.json, `paysync signoff --list`",
+        '',
+        '',
+      ],
     ]);
     expect(column('rejects', 'record_id')).toEqual(['bad']);
   });

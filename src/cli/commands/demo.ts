@@ -1,7 +1,8 @@
 /**
  * `paysync demo` / `npm run demo`: the whole pipeline on the embedded default, with no setting needed —
  * the simulator on a free loopback port, a `paysync_demo` database, a backfill of the simulator's days with
- * a progress bar, a live tick, then a summary and what to try next. Each run starts from an empty demo database (resetDemoState).
+ * a progress bar, a live tick, then a summary and what to try next. Each run starts from an empty demo database (resetDemoState)
+ * and an EXPORT_DIR emptied of the previous demo's packs (demo-exports.ts: a folder holding anything else is refused).
  */
 import pg from 'pg';
 import { parseSettings, type Settings } from '../../config/settings.js';
@@ -21,6 +22,7 @@ import { migrate } from '../../warehouse/migrate.js';
 import { startWorker } from '../../../jobs/start-worker.js';
 import { createPool } from '../../warehouse/pool.js';
 import { createProgressBar } from '../progress.js';
+import { prepareDemoExports } from '../demo-exports.js';
 
 const DEMO_KEY = 'demo-key-not-secret';
 const DEMO_DAYS = 3;
@@ -110,6 +112,7 @@ export async function run(): Promise<number> {
     const settings = demoSettings(sim);
     await checkServices(settings);
     await resetDemoState(settings);
+    await prepareDemoExports(settings.EXPORT_DIR);
     const say = (line: string) => process.stdout.write(`${line}\n`);
     say(`simulator: ${sim.url} (${DEMO_DAYS} days of seeded payments and transfers)`);
     const migrated = await migrate(settings.DATABASE_URL, { log: createLogger({ level: 'warn' }) });

@@ -28,9 +28,11 @@ export async function run(argv: string[]): Promise<number> {
         ? `restated as version ${r.version}`
         : `version ${r.version}`;
     const q = r.quarantined.payments + r.quarantined.transfers;
+    const signed =
+      r.signedBefore === null ? '' : `; restated after sign-off of v${r.signedBefore}: needs a new sign-off`;
     process.stdout.write(
       `${day} (${settings.REPORT_TIMEZONE}): ${what}, ${r.state} (${r.stateReason}); ` +
-        `${r.counts.payments} payments, ${r.counts.transfers} transfers, ${q} quarantined (rejects.csv)\n` +
+        `${r.counts.payments} payments, ${r.counts.transfers} transfers, ${q} quarantined (rejects.csv)${signed}\n` +
         `  ${r.dir}\n`,
     );
     return 0;

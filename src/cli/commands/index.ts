@@ -61,6 +61,21 @@ export const COMMANDS: Command[] = [
     run: lazy(() => import('./reconcile.js')),
   },
   {
+    name: 'signoff',
+    usage:
+      'paysync signoff --day YYYY-MM-DD --by NAME [--note TEXT] | --revoke --day YYYY-MM-DD --by NAME --note TEXT | --list [--from D] [--to D] [--pending]',
+    summary:
+      "Record that NAME signed off the day's latest final pack (or revoke it); --list shows each day's sign-off state, --pending exits 1 when a final day awaits one.",
+    run: lazy(() => import('./signoff.js')),
+  },
+  {
+    name: 'verify',
+    usage: 'paysync verify --day YYYY-MM-DD [--all-versions]',
+    summary:
+      "Re-derive the day's latest pack from the warehouse and check it and the files on disk against the manifest; exit 1 naming every difference.",
+    run: lazy(() => import('./verify.js')),
+  },
+  {
     name: 'status',
     usage: 'paysync status [--json]',
     summary:

@@ -11,9 +11,11 @@ import { checkPostgres, createRuntime } from '../../runtime.js';
 import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
+import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
+import { oneLine } from '../../terminal-text.js';
 import { parseCommandArgs } from '../args.js';
 
 type Row = StreamStatus;
@@ -41,6 +43,8 @@ export async function run(argv: string[]): Promise<number> {
       await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
     ).filter((line): line is string => line !== null);
     const attention = [...reasons(rows, reconcile), ...backfillReasons(backfills)];
+    // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
+    const finance = await restatedAfterSignoff(runtime.pool);
     if (args.json) {
       const body = {
         queue: counts,
@@ -49,6 +53,13 @@ export async function run(argv: string[]): Promise<number> {
         transfersStaleness: staleness,
         reconcile,
         attention,
+        finance: finance.map((d) => ({
+          day: d.day,
+          state: d.state,
+          version: d.version,
+          signed: d.signed,
+          summary: d.summary,
+        })),
       };
       process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     } else
@@ -56,7 +67,8 @@ export async function run(argv: string[]): Promise<number> {
         renderTable(rows, counts) +
           staleness.map((line) => `${line}\n`).join('') +
           renderBackfills(backfills) +
-          renderReconcile(reconcile, attention),
+          renderReconcile(reconcile, attention) +
+          renderFinanceAttention(finance),
       );
     return attention.length > 0 ? 1 : 0;
   } finally {
@@ -85,7 +97,7 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
     String(r.incompleteWindows.length),
     String(r.openRejects),
     r.lastSuccessAt ?? '-',
-    r.lastError ?? '-',
+    oneLine(r.lastError ?? '-'), // the service's words: one line, whatever they hold
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
   const line = (cells: string[]) =>
@@ -96,7 +108,7 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
   const out = [line(header), ...body.map(line)];
   for (const r of rows)
     for (const w of r.incompleteWindows)
-      out.push(`  incomplete ${r.source}/${r.stream} ${w.window}: ${w.detail}`);
+      out.push(`  incomplete ${r.source}/${r.stream} ${w.window}: ${oneLine(w.detail)}`);
   out.push(
     '',
     `queue: ${Object.entries(counts)
@@ -116,7 +128,8 @@ async function requireMigrated(pool: Pool): Promise<void> {
   const found = await pool
     .query<{ ok: boolean }>(
       `SELECT to_regclass('reporting.sync_windows') IS NOT NULL
-          AND to_regclass('reporting.reconcile_records') IS NOT NULL AS ok`,
+          AND to_regclass('reporting.reconcile_records') IS NOT NULL
+          AND to_regclass('reporting.signoffs') IS NOT NULL AS ok`,
     )
     .then((r) => r.rows[0]?.ok === true)
     .catch((error: { code?: string }) => {
