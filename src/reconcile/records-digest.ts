@@ -14,15 +14,15 @@
 import { createHash } from 'node:crypto';
 import type { ClientBase } from 'pg';
 import type { RecordsDigests } from './manifest.js';
+import { utcIsoSql } from './pack-query.js';
 
-const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const BATCH = 10_000;
 
 /** The digest lines of one stream's records created in [$1, $2), in digest order. */
 export function digestLinesSql(table: 'reporting.payments' | 'reporting.transfers'): string {
   return `SELECT id || '|' || status || '|' || amount::text || '|'
-                 || to_char(created_at AT TIME ZONE 'UTC', ${ISO}) || '|'
-                 || to_char(updated_at AT TIME ZONE 'UTC', ${ISO})
+                 || ${utcIsoSql('created_at')} || '|'
+                 || ${utcIsoSql('updated_at')}
             FROM ${table}
            WHERE created_at >= $1 AND created_at < $2
            ORDER BY id COLLATE "C"`;
