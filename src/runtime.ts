@@ -17,6 +17,7 @@ import { pgSyncWarehouse } from './warehouse/sync-ports.js';
 import { PgTransferMemory } from './warehouse/transfer-positions.js';
 import { CheckpointStore } from './sync/checkpoints.js';
 import { createRateGate } from './sync/rate-gate.js';
+import { createRequestPacer, type RequestPacer } from './sync/request-pacer.js';
 import {
   DEFAULT_SYNC_OPTIONS,
   type SyncContext,
@@ -142,6 +143,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const warehouse = pgSyncWarehouse(pool);
   const transferMemory = new PgTransferMemory(pool);
   const clients = new Map<string, UpstreamClient>();
+  const pacers = new Map<string, RequestPacer>();
   const client = (source: Source): UpstreamClient => {
     let c = clients.get(source.name);
     if (!c) {
@@ -150,12 +152,14 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         source: source.name,
         rps: settings.UPSTREAM_RPS,
       });
+      const pacer = createRequestPacer(gate, { rps: settings.UPSTREAM_RPS });
+      pacers.set(source.name, pacer);
       c = createUpstreamClient({
         source,
         timeoutMs: settings.UPSTREAM_TIMEOUT,
         maxBodyBytes: settings.UPSTREAM_MAX_BODY,
         retries: settings.UPSTREAM_RETRIES,
-        beforeRequest: () => gate.acquire(),
+        beforeRequest: () => pacer.beforeRequest(),
         log,
         ...(options.backoff ? { backoff: options.backoff } : {}),
         ...(options.onResponse ? { onResponse: (info) => options.onResponse?.(source.name, info) } : {}),
@@ -191,6 +195,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     warehouse,
     client,
     syncContext,
+    pacers: () => pacers,
     now,
     close,
   };

@@ -14,7 +14,7 @@ import { UpstreamProtocolError, UpstreamRequestNotSentError } from '../errors.js
 import type { Logger } from '../log.js';
 import { parseExactJson } from './exact-json.js';
 import { toListPage, type ListPage } from './list-page.js';
-import { createSender, type Parsed, type RawResponse, type Send } from './request.js';
+import { createSender, type BeforeRequest, type Parsed, type RawResponse, type Send } from './request.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-delay.js';
 import { InitializedPaymentSchema, type InitializedPayment, type InitializePaymentBody } from './schemas.js';
 
@@ -45,8 +45,8 @@ export interface ClientOptions {
   maxBodyBytes?: number;
   /** Retries after the first attempt (UPSTREAM_RETRIES, default 5). */
   retries?: number;
-  /** called before every HTTP attempt (the shared rate ceiling) */
-  beforeRequest?: () => Promise<void>;
+  /** called before every HTTP attempt (the shared rate ceiling and the in-flight limit; see BeforeRequest) */
+  beforeRequest?: BeforeRequest;
   /** called after every HTTP attempt */
   onResponse?: (info: { endpoint: string; status: number | 'network'; attempt: number; ms: number }) => void;
   log?: Logger;
