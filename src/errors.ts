@@ -134,10 +134,15 @@ export class UpstreamProtocolError extends UpstreamError {
   }
 }
 
-/** Paging could not end on evidence (page ignored, ceiling hit). Not retried blindly: reported. */
+/**
+ * Paging could not end on evidence (page ignored, ceiling hit). Not retried blindly: reported. `reason`
+ * is the window reason code (src/sync/window-reasons.ts) the window's sync-log row carries.
+ */
 export class PaginationError extends UpstreamError {
-  constructor(ctx: UpstreamContext, detail: string) {
+  readonly reason: string;
+  constructor(ctx: UpstreamContext, detail: string, reason = 'PAGE_CEILING') {
     super('PAGINATION', ctx, detail);
+    this.reason = reason;
   }
 }
 

@@ -16,6 +16,12 @@ import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
 import { oneLine } from '../../terminal-text.js';
+import {
+  byReason,
+  failingReasonLines,
+  failingWindows,
+  renderFailingReasons,
+} from '../../ops/window-failures.js';
 import { parseCommandArgs } from '../args.js';
 
 type Row = StreamStatus;
@@ -42,7 +48,12 @@ export async function run(argv: string[]): Promise<number> {
     const staleness = (
       await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
     ).filter((line): line is string => line !== null);
-    const attention = [...reasons(rows, reconcile), ...backfillReasons(backfills)];
+    const failing = byReason(await failingWindows(runtime.pool));
+    const attention = [
+      ...reasons(rows, reconcile),
+      ...failingReasonLines(failing),
+      ...backfillReasons(backfills),
+    ];
     // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
     const finance = await restatedAfterSignoff(runtime.pool);
     if (args.json) {
@@ -51,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
         streams: rows,
         backfills,
         transfersStaleness: staleness,
+        failingWindows: failing,
         reconcile,
         attention,
         finance: finance.map((d) => ({
@@ -66,6 +78,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(
         renderTable(rows, counts) +
           staleness.map((line) => `${line}\n`).join('') +
+          renderFailingReasons(failing, oneLine) +
           renderBackfills(backfills) +
           renderReconcile(reconcile, attention) +
           renderFinanceAttention(finance),
