@@ -15,7 +15,7 @@
  * Times are the sync clock's (`now`, the wall clock outside tests), in epoch milliseconds.
  */
 import type { Redis } from 'ioredis';
-import { CircuitOpenError, type UpstreamError } from '../errors.js';
+import { CircuitOpenError, UpstreamError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { AttemptWatch, UpstreamClient } from '../upstream/client.js';
 import type { Stream } from '../upstream/schemas.js';
@@ -31,6 +31,14 @@ export type OutageCode = 'SERVICE_UNAVAILABLE' | 'CONNECTION_FAILED';
 /** Whether an attempt's outcome says the service is down (rather than answering, even with an error). */
 export function isOutage(status: number | 'network'): boolean {
   return status === 'network' || status >= 500 || status === 408;
+}
+
+/** Whether a failed request's error is the service being down (its retries spent on 5xx or no answer). */
+export function isOutageError(error: unknown): boolean {
+  return (
+    error instanceof UpstreamError &&
+    (error.code === 'UPSTREAM_SERVER_ERROR' || error.code === 'UPSTREAM_NETWORK')
+  );
 }
 
 export function outageCodeOf(status: number | 'network'): OutageCode {
