@@ -4,10 +4,12 @@
  * its state kept in the warehouse, through the port, when the backfill is recorded there). The BullMQ processor (jobs/) and
  * `sync --once` both call these; neither keeps books of its own.
  */
-import { describeError, PaysyncError, WindowIncompleteError } from '../errors.js';
+import { CircuitOpenError, describeError, PaysyncError, WindowIncompleteError } from '../errors.js';
 import { pausePoint } from '../pause-point.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { Stream } from '../upstream/schemas.js';
 import { windowKey } from './checkpoints.js';
+import { describeOpenCircuit, type Circuit, type CircuitState } from './circuit.js';
 import type { SyncWarehouse } from './ports.js';
 import type { TickDeps } from './context.js';
 import { tickPayments, tickTransfers, type PaymentsTickReport } from './tick.js';
@@ -18,11 +20,19 @@ import { scanItemKey, windowItemKey, type BackfillWork } from './work.js';
 
 export type TickOutcome =
   | { stream: 'payments'; report: PaymentsTickReport }
-  | { stream: 'transfers'; result: TransfersResult | null };
+  | { stream: 'transfers'; result: TransfersResult | null }
+  | { stream: Stream; down: CircuitState };
 
-/** One live tick of one stream; records its success, or its error (then rethrows it). */
-export async function runTick(deps: TickDeps, stream: 'payments' | 'transfers'): Promise<TickOutcome> {
+/**
+ * One live tick of one stream; records its success, or its error (then rethrows it). While the source's
+ * circuit is open the tick sends the stream's probe when one is due and nothing else, and returns `down`;
+ * when the probe is answered, the tick runs as usual. A circuit that opens during the tick ends it the
+ * same way (its error recorded).
+ */
+export async function runTick(deps: TickDeps, stream: Stream): Promise<TickOutcome> {
   const source = deps.source.name;
+  const down = await circuitTurn(deps.circuit, stream);
+  if (down) return { stream, down };
   try {
     const outcome: TickOutcome =
       stream === 'payments'
@@ -36,12 +46,26 @@ export async function runTick(deps: TickDeps, stream: 'payments' | 'transfers'):
     await deps.checkpoints
       .recordError(source, stream, { message: describeError(error), code })
       .catch(() => undefined);
+    if (error instanceof CircuitOpenError && deps.circuit) return { stream, down: await deps.circuit.read() };
     throw error;
   }
 }
 
+/**
+ * The tick's turn at an open circuit: null when the tick may run (closed, or its probe was answered);
+ * else the circuit as it stands (its probe failed, or none was due).
+ */
+async function circuitTurn(circuit: Circuit | undefined, stream: Stream): Promise<CircuitState | null> {
+  if (!circuit) return null;
+  const turn = await circuit.turn(stream);
+  if (turn.kind === 'closed') return null;
+  if (turn.kind === 'probe' && (await circuit.probe(stream))) return null;
+  return circuit.read();
+}
+
 /** A short summary of a tick (the job's return value). */
 export function summarizeTick(outcome: TickOutcome): unknown {
+  if ('down' in outcome) return { down: describeOpenCircuit(outcome.down) };
   if (outcome.stream === 'transfers') return outcome.result;
   const all = [...outcome.report.windows, ...outcome.report.revisits];
   return {
