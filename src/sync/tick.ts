@@ -12,7 +12,7 @@
  *
  * The decisions are pure functions of what was gathered, each called once.
  */
-import { describeError, isRetryable } from '../errors.js';
+import { describeError, isRetryable, PaysyncError } from '../errors.js';
 import type { TickDeps } from './context.js';
 import { gatherPaymentsStart, gatherTransfers, gatherUnsettledDays } from './tick-evidence.js';
 import { liveCheckpoint, planLiveRead, revisitsDue } from './tick-plan.js';
@@ -128,6 +128,7 @@ function failedWindow(deps: TickDeps, window: Window, kind: string, error: unkno
     outcome: 'incomplete',
     ms: 0,
     detail: `failed: ${describeError(error)}`,
+    errorCode: error instanceof PaysyncError ? error.code : 'ERROR',
   };
 }
 
