@@ -10,7 +10,8 @@
  *   quarantined as a reject (and lands later if the schema learns the value). Transfer statuses are
  *   not documented, so any non-empty string is accepted.
  * - Timestamps must be ISO 8601 with a zone (`Z` or an offset); they are kept as the text the service sent.
- * - Unknown extra fields are tolerated and dropped: the service may grow fields without breaking sync.
+ * - Fields the interface does not list are kept, as parsed (numbers' text exact), on the record's
+ *   `unknownFields` (validateItems): the service may grow fields without breaking sync or losing them.
  * - What the schema cannot say (depth, duplicate keys, PostgreSQL's ranges) is checked around it in
  *   validateItems, so that every record reaching the loader can be stored.
  */
@@ -56,7 +57,15 @@ export const PaymentSchema = z.object({
   organization_id: text,
   api_key_id: text,
 });
-export type Payment = z.output<typeof PaymentSchema>;
+/**
+ * The fields of a record the interface does not list, as parsed (a number a double would alter stays a
+ * LosslessNumber): absent when the record has none, which is the common case.
+ */
+export interface UnknownFields {
+  unknownFields?: Record<string, unknown>;
+}
+
+export type Payment = z.output<typeof PaymentSchema> & UnknownFields;
 export type PaymentInput = z.input<typeof PaymentSchema>;
 
 export const TransferSchema = z.object({
@@ -70,7 +79,7 @@ export const TransferSchema = z.object({
   createdAt: timestamp,
   updatedAt: timestamp,
 });
-export type Transfer = z.output<typeof TransferSchema>;
+export type Transfer = z.output<typeof TransferSchema> & UnknownFields;
 export type TransferInput = z.input<typeof TransferSchema>;
 
 /** The page wrapper. `data` is checked only as an array here: its items are validated one by one. */
@@ -139,17 +148,45 @@ function idOf(raw: unknown): string | null {
 }
 
 /**
+ * The fields of `raw` that are not in `known`, or undefined when it has none. `raw` passed a schema
+ * whose every field is required, so it holds all of `known`: only a record with more keys than that can
+ * hold an unknown one, and counting its keys is all the common record costs.
+ */
+export function unknownFieldsOf(
+  raw: Record<string, unknown>,
+  known: ReadonlySet<string>,
+): Record<string, unknown> | undefined {
+  let keys = 0;
+  for (const _ in raw) keys++;
+  if (keys <= known.size) return undefined;
+  const unknown: Record<string, unknown> = {};
+  for (const key of Object.keys(raw)) {
+    // defineProperty: a field named __proto__ is data, never the object's prototype
+    if (!known.has(key))
+      Object.defineProperty(unknown, key, {
+        value: raw[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
+  return unknown;
+}
+
+/**
  * Validates each item on its own: one bad record never fails its page. Three checks, in turn: the raw
  * record's limits (record-limits.ts: depth, size, duplicate keys, text PostgreSQL cannot hold), the
  * schema, then what the columns can take (`storable`, storable.ts). Whatever passes all three can be
- * written; everything else is a reject with its reason.
+ * written; everything else is a reject with its reason. With `known` (the schema's field names), a valid
+ * record's other fields are kept on it as `unknownFields`.
  */
 export function validateItems<S extends z.ZodType>(
   schema: S,
   items: readonly unknown[],
   storable: (record: z.output<S>) => string | null = () => null,
-): ValidatedItems<z.output<S>> {
-  const valid: z.output<S>[] = [];
+  known?: ReadonlySet<string>,
+): ValidatedItems<z.output<S> & UnknownFields> {
+  const valid: (z.output<S> & UnknownFields)[] = [];
   const rejects: RejectedRecord[] = [];
   for (const raw of items) {
     const limit = withinLimits(raw) ? null : rawRecordProblem(raw);
@@ -163,8 +200,14 @@ export function validateItems<S extends z.ZodType>(
       continue;
     }
     const problem = storable(result.data);
-    if (problem === null) valid.push(result.data);
-    else rejects.push({ raw, reason: problem, id: idOf(raw) });
+    if (problem !== null) {
+      rejects.push({ raw, reason: problem, id: idOf(raw) });
+      continue;
+    }
+    const record = result.data as z.output<S> & UnknownFields;
+    const unknown = known ? unknownFieldsOf(raw as Record<string, unknown>, known) : undefined;
+    if (unknown) record.unknownFields = unknown;
+    valid.push(record);
   }
   return { valid, rejects };
 }
@@ -196,7 +239,11 @@ const transferStorable = (t: Transfer): string | null =>
 const CompiledPaymentSchema = z.compile(PaymentSchema);
 const CompiledTransferSchema = z.compile(TransferSchema);
 
+/** The fields the interface lists, per stream: every other field of a record is kept as unknown. */
+export const KNOWN_PAYMENT_FIELDS: ReadonlySet<string> = new Set(Object.keys(PaymentSchema.shape));
+export const KNOWN_TRANSFER_FIELDS: ReadonlySet<string> = new Set(Object.keys(TransferSchema.shape));
+
 export const validatePayments = (items: readonly unknown[]): ValidatedItems<Payment> =>
-  validateItems(CompiledPaymentSchema, items, paymentStorable);
+  validateItems(CompiledPaymentSchema, items, paymentStorable, KNOWN_PAYMENT_FIELDS);
 export const validateTransfers = (items: readonly unknown[]): ValidatedItems<Transfer> =>
-  validateItems(CompiledTransferSchema, items, transferStorable);
+  validateItems(CompiledTransferSchema, items, transferStorable, KNOWN_TRANSFER_FIELDS);
