@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { decimalText, isLosslessNumber, LosslessNumber } from './exact-json.js';
 import { rawRecordProblem, withinLimits } from './record-limits.js';
 import { MAX_KEY_BYTES, storableProblem } from './storable.js';
+import { driftOf, shapeOf, unknownFieldsOf, type FieldDrift, type RecordShape } from './record-shape.js';
 
 export const PAYMENT_STATUSES = ['INIT', 'PENDING', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
 export const TRANSACTION_TYPES = ['PAYMENT', 'DIRECT_PAYMENT', 'TRANSFERT', 'RECHARGE'] as const;
@@ -125,6 +126,8 @@ export interface RejectedRecord {
   reason: string;
   /** The record's id when it had a usable one (lets a later valid copy resolve the reject). */
   id: string | null;
+  /** Listed fields it lacked or sent with another JSON type: the service's records changed shape. */
+  drift?: FieldDrift[];
 }
 
 export interface ValidatedItems<T> {
@@ -148,43 +151,18 @@ function idOf(raw: unknown): string | null {
 }
 
 /**
- * The fields of `raw` that are not in `known`, or undefined when it has none. `raw` passed a schema
- * whose every field is required, so it holds all of `known`: only a record with more keys than that can
- * hold an unknown one, and counting its keys is all the common record costs.
- */
-export function unknownFieldsOf(
-  raw: Record<string, unknown>,
-  known: ReadonlySet<string>,
-): Record<string, unknown> | undefined {
-  let keys = 0;
-  for (const _ in raw) keys++;
-  if (keys <= known.size) return undefined;
-  const unknown: Record<string, unknown> = {};
-  for (const key of Object.keys(raw)) {
-    // defineProperty: a field named __proto__ is data, never the object's prototype
-    if (!known.has(key))
-      Object.defineProperty(unknown, key, {
-        value: raw[key],
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-  }
-  return unknown;
-}
-
-/**
  * Validates each item on its own: one bad record never fails its page. Three checks, in turn: the raw
  * record's limits (record-limits.ts: depth, size, duplicate keys, text PostgreSQL cannot hold), the
  * schema, then what the columns can take (`storable`, storable.ts). Whatever passes all three can be
- * written; everything else is a reject with its reason. With `known` (the schema's field names), a valid
- * record's other fields are kept on it as `unknownFields`.
+ * written; everything else is a reject with its reason. With the schema's `shape`, a valid record's
+ * fields the interface does not list are kept on it as `unknownFields`, and a refused record's listed
+ * fields that are absent or of another JSON type are named on its reject (`drift`).
  */
 export function validateItems<S extends z.ZodType>(
   schema: S,
   items: readonly unknown[],
   storable: (record: z.output<S>) => string | null = () => null,
-  known?: ReadonlySet<string>,
+  shape?: RecordShape,
 ): ValidatedItems<z.output<S> & UnknownFields> {
   const valid: (z.output<S> & UnknownFields)[] = [];
   const rejects: RejectedRecord[] = [];
@@ -196,7 +174,11 @@ export function validateItems<S extends z.ZodType>(
     }
     const result = schema.safeParse(raw);
     if (!result.success) {
-      rejects.push({ raw, reason: reasonOf(result.error), id: idOf(raw) });
+      const reject: RejectedRecord = { raw, reason: reasonOf(result.error), id: idOf(raw) };
+      const fields = result.error.issues.flatMap((i) => (typeof i.path[0] === 'string' ? [i.path[0]] : []));
+      const drift = shape ? driftOf(raw, fields, shape) : [];
+      if (drift.length > 0) reject.drift = drift;
+      rejects.push(reject);
       continue;
     }
     const problem = storable(result.data);
@@ -205,7 +187,7 @@ export function validateItems<S extends z.ZodType>(
       continue;
     }
     const record = result.data as z.output<S> & UnknownFields;
-    const unknown = known ? unknownFieldsOf(raw as Record<string, unknown>, known) : undefined;
+    const unknown = shape ? unknownFieldsOf(raw as Record<string, unknown>, shape.known) : undefined;
     if (unknown) record.unknownFields = unknown;
     valid.push(record);
   }
@@ -239,11 +221,11 @@ const transferStorable = (t: Transfer): string | null =>
 const CompiledPaymentSchema = z.compile(PaymentSchema);
 const CompiledTransferSchema = z.compile(TransferSchema);
 
-/** The fields the interface lists, per stream: every other field of a record is kept as unknown. */
-export const KNOWN_PAYMENT_FIELDS: ReadonlySet<string> = new Set(Object.keys(PaymentSchema.shape));
-export const KNOWN_TRANSFER_FIELDS: ReadonlySet<string> = new Set(Object.keys(TransferSchema.shape));
+/** The fields the interface lists per stream, and their JSON types (record-shape.ts). */
+export const PAYMENT_SHAPE: RecordShape = shapeOf(PaymentSchema);
+export const TRANSFER_SHAPE: RecordShape = shapeOf(TransferSchema);
 
 export const validatePayments = (items: readonly unknown[]): ValidatedItems<Payment> =>
-  validateItems(CompiledPaymentSchema, items, paymentStorable, KNOWN_PAYMENT_FIELDS);
+  validateItems(CompiledPaymentSchema, items, paymentStorable, PAYMENT_SHAPE);
 export const validateTransfers = (items: readonly unknown[]): ValidatedItems<Transfer> =>
-  validateItems(CompiledTransferSchema, items, transferStorable, KNOWN_TRANSFER_FIELDS);
+  validateItems(CompiledTransferSchema, items, transferStorable, TRANSFER_SHAPE);

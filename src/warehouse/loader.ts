@@ -11,6 +11,7 @@ import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
 import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
 import { columnLiterals } from './array-literal.js';
 import { ECHOED_KEY_REASON, scrubEchoedKey } from './echoed-key.js';
+import { driftEntries, recordFieldDrift } from './field-sightings.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
 import type { LoadResult, PageLoad, SyncWindowRow } from '../sync/ports.js';
 import { newRecordsPageSql, pageSql, windowUpsertSql } from './page-sql.js';
@@ -170,6 +171,8 @@ export async function loadPage(
   };
   const { outcome, refused } = await loadIsolating(run, whole);
   rememberMostlyNew(pool, page, outcome);
+  if (prepared.rejects.some((r) => r.drift !== undefined))
+    await announceDrift(pool, page, prepared, whole, log);
   report(page, prepared, outcome, refused, log);
   return {
     inserted: outcome.inserted,
@@ -179,6 +182,23 @@ export async function loadPage(
     rejects: prepared.rejects.length - prepared.echoedKept + refused.length,
     anomalies: outcome.anomalies.length,
   };
+}
+
+/** Listed fields the page's rejects lacked or retyped: recorded as sightings, the first of each logged. */
+async function announceDrift(
+  pool: pg.Pool,
+  page: PageLoad,
+  prepared: PreparedPage,
+  whole: Statement,
+  log: Logger,
+): Promise<void> {
+  const entries = driftEntries(prepared.rejects, whole.rejects);
+  for (const s of await recordFieldDrift(pool, page.source, page.stream, entries))
+    log.warn(
+      { source: page.source, stream: page.stream, field: s.field, change: s.change },
+      `the service's records changed shape: ${page.stream} field ${s.field} ${s.change}; such records are ` +
+        `quarantined (see paysync status; acknowledge with paysync probe --ack ${s.field})`,
+    );
 }
 
 function report(

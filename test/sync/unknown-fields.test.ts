@@ -50,6 +50,34 @@ describe('fields the interface does not list', () => {
     // the known fields are untouched, and nothing was quarantined for the new ones
     const { rows: rejects } = await pool.query(`SELECT reason FROM reporting.sync_rejects`);
     expect(rejects).toEqual([]);
+    // each new field is sighted once per stream: on how many stored records, with one value as stored
+    const { rows: sightings } = await pool.query(
+      `SELECT stream, field, change, records::int AS records, example, first_source, acknowledged_at
+         FROM reporting.field_sightings ORDER BY stream, field`,
+    );
+    const sighting = (stream: string, field: string, example: string) => ({
+      stream,
+      field,
+      change: 'added',
+      records: stream === 'payments' ? payments.length : transfers.length,
+      example,
+      first_source: 'default',
+      acknowledged_at: null,
+    });
+    expect(sightings).toEqual([
+      sighting('payments', 'channel', '"ussd"'),
+      sighting('payments', 'fee_amount', '125.50'),
+      sighting('payments', 'fees', PAYMENT_EXTRA.fees),
+      sighting('payments', 'odd "name"', '[]'),
+      sighting('payments', 'settled', 'true'),
+      sighting('transfers', 'fee', '0.10'),
+    ]);
+    await syncAll(h); // read again: the same records, nothing announced twice or counted twice
+    const { rows: again } = await pool.query(
+      `SELECT stream, field, change, records::int AS records, example, first_source, acknowledged_at
+         FROM reporting.field_sightings ORDER BY stream, field`,
+    );
+    expect(again).toEqual(sightings);
     h.sim.setSwitches({ paymentExtraFields: {}, transferExtraFields: {} });
   }, 60_000);
 
@@ -90,14 +118,76 @@ describe('fields the interface does not list', () => {
         )
       ).rows[0]?.text;
 
+    const carrying = async () =>
+      (
+        await pool.query<{ records: number; example: string }>(
+          `SELECT records::int AS records, example FROM reporting.field_sightings
+            WHERE stream = 'payments' AND field = 'fee'`,
+        )
+      ).rows[0];
+
     expect(await load(at(10), { fee: new LosslessNumber('1.50') })).toMatchObject({ inserted: 1 });
     expect(await stored()).toBe('{"fee":1.50}');
+    expect(await carrying()).toEqual({ records: 1, example: '1.50' });
     expect(await load(at(5), { fee: 2 })).toMatchObject({ stale: 1 });
     expect(await stored()).toBe('{"fee":1.50}');
     expect(await load(at(10), { fee: new LosslessNumber('1.50') })).toMatchObject({ unchanged: 1 });
     expect(await load(at(10), { fee: new LosslessNumber('1.5') })).toMatchObject({ updated: 1 }); // same time, other text
     expect(await stored()).toBe('{"fee":1.5}');
+    expect(await carrying()).toEqual({ records: 1, example: '1.50' });
     expect(await load(at(20))).toMatchObject({ updated: 1 });
     expect(await stored()).toBeNull();
+    expect(await carrying()).toEqual({ records: 0, example: '1.50' }); // no stored record carries it now
   });
+});
+
+describe('known fields that stop arriving or change type', () => {
+  it('keep their records quarantined with the reason, and are announced once each, with a count of distinct records', async () => {
+    const pool = h.runtime.pool;
+    h.sim.setSwitches({
+      fieldChanges: [
+        { stream: 'payments', field: 'phone', to: 'missing', rate: 0.25 },
+        { stream: 'transfers', field: 'amount', to: 'string', rate: 1 },
+      ],
+    });
+    await syncAll(h);
+    await syncAll(h); // read again: the same quarantined copies, not counted twice
+    const { rows } = await pool.query(
+      `SELECT stream, field, change, records::int AS records, example, detail FROM reporting.field_sightings
+        WHERE change <> 'added' ORDER BY stream`,
+    );
+    const quarantined = async (stream: string, reason: string) =>
+      Number(
+        (
+          await pool.query(
+            `SELECT count(DISTINCT record_id) AS n FROM reporting.sync_rejects
+              WHERE stream = $1 AND resolved_at IS NULL AND reason LIKE $2`,
+            [stream, `${reason}%`],
+          )
+        ).rows[0].n,
+      );
+    const phones = await quarantined('payments', 'phone: ');
+    const amounts = await quarantined('transfers', 'amount: ');
+    expect(phones).toBeGreaterThan(0);
+    expect(amounts).toBe(h.sim.transfers(h.org).length);
+    expect(rows).toEqual([
+      {
+        stream: 'payments',
+        field: 'phone',
+        change: 'missing',
+        records: phones,
+        example: null,
+        detail: 'expected string or null, received nothing',
+      },
+      {
+        stream: 'transfers',
+        field: 'amount',
+        change: 'retyped',
+        records: amounts,
+        example: expect.stringMatching(/^"[0-9.]+"$/),
+        detail: 'expected number, received string',
+      },
+    ]);
+    h.sim.setSwitches({ fieldChanges: [] });
+  }, 60_000);
 });
