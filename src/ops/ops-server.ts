@@ -78,7 +78,13 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
   const serve: ServeOptions = { allowedHosts: settings.OPS_ALLOWED_HOSTS, log: runtime.log };
   let taking = true;
   const status = () =>
-    gatherStatus({ pool: runtime.pool, checkpoints: runtime.checkpoints, sources: settings.sources, queue });
+    gatherStatus({
+      pool: runtime.pool,
+      checkpoints: runtime.checkpoints,
+      sources: settings.sources,
+      settings,
+      queue,
+    });
   const servers: RunningServer[] = [];
   let metricsUrl: string | null = null;
   let dashboardUrl: string | null = null;

@@ -14,7 +14,7 @@ import { ECHOED_KEY_REASON, scrubEchoedKey } from './echoed-key.js';
 import { driftEntries, recordFieldDrift } from './field-sightings.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
 import type { LoadResult, PageLoad, SyncWindowRow } from '../sync/ports.js';
-import { newRecordsPageSql, pageSql, windowUpsertSql } from './page-sql.js';
+import { newRecordsPageSql, pageSql, WINDOW_PARAMS, windowUpsertSql } from './page-sql.js';
 import {
   jsonColumnIndex,
   paymentRow,
@@ -76,7 +76,7 @@ export function preparePage(page: PageLoad): PreparedPage {
 }
 
 function windowParams(row: SyncWindowRow | undefined): unknown[] {
-  if (!row) return new Array(12).fill(null);
+  if (!row) return new Array(WINDOW_PARAMS).fill(null);
   return [
     row.source,
     row.stream,
@@ -90,6 +90,10 @@ function windowParams(row: SyncWindowRow | undefined): unknown[] {
     row.pages,
     row.outcome,
     row.detail ?? null,
+    row.outcome === 'complete' ? null : (row.reasonCode ?? 'INTERNAL_ERROR'),
+    row.duplicates ?? 0,
+    row.anomalies ?? [],
+    row.blocksDay ?? row.outcome !== 'complete',
   ];
 }
 
