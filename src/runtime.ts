@@ -18,6 +18,7 @@ import { PgTransferMemory } from './warehouse/transfer-positions.js';
 import { CheckpointStore } from './sync/checkpoints.js';
 import { createRateGate } from './sync/rate-gate.js';
 import { createRequestPacer, type RequestPacer } from './sync/request-pacer.js';
+import { Circuit } from './sync/circuit.js';
 import {
   DEFAULT_SYNC_OPTIONS,
   type SyncContext,
@@ -29,14 +30,13 @@ import type { Runtime } from './sync/services.js';
 
 export type { Runtime };
 
+type ResponseInfo = { endpoint: string; status: number | 'network'; attempt: number; ms: number };
+
 export interface RuntimeOptions {
   log?: Logger;
   /** A connection name shown in pg_stat_activity and Redis CLIENT LIST. */
   name?: string;
-  onResponse?: (
-    source: string,
-    info: { endpoint: string; status: number | 'network'; attempt: number; ms: number },
-  ) => void;
+  onResponse?: (source: string, info: ResponseInfo) => void;
   /** Scales the client's retry backoff (tests use a few milliseconds). */
   backoff?: { baseMs?: number; maxMs?: number; maxRetryAfterMs?: number };
   /** The clock of sync decisions (tests follow the simulator's). */
@@ -142,9 +142,10 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const syncOptions = syncOptionsFrom(settings);
   const warehouse = pgSyncWarehouse(pool);
   const transferMemory = new PgTransferMemory(pool);
-  const clients = new Map<string, UpstreamClient>();
+  const now = options.now ?? (() => new Date());
+  const clients = new Map<string, { client: UpstreamClient; circuit: Circuit }>();
   const pacers = new Map<string, RequestPacer>();
-  const client = (source: Source): UpstreamClient => {
+  const wired = (source: Source) => {
     let c = clients.get(source.name);
     if (!c) {
       const gate = createRateGate(redis, {
@@ -154,25 +155,38 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       });
       const pacer = createRequestPacer(gate, { rps: settings.UPSTREAM_RPS });
       pacers.set(source.name, pacer);
-      c = createUpstreamClient({
+      const base = {
         source,
         timeoutMs: settings.UPSTREAM_TIMEOUT,
         maxBodyBytes: settings.UPSTREAM_MAX_BODY,
-        retries: settings.UPSTREAM_RETRIES,
         beforeRequest: () => pacer.beforeRequest(),
         log,
         ...(options.backoff ? { backoff: options.backoff } : {}),
-        ...(options.onResponse ? { onResponse: (info) => options.onResponse?.(source.name, info) } : {}),
+        ...(options.onResponse
+          ? { onResponse: (info: ResponseInfo) => options.onResponse?.(source.name, info) }
+          : {}),
+      };
+      // The circuit watches every attempt; its probes go out once each, behind the same rate ceiling.
+      const circuit = new Circuit(redis, {
+        prefix: settings.PAYSYNC_QUEUE_PREFIX,
+        source: source.name,
+        syncEveryMs: settings.SYNC_EVERY,
+        now,
+        log,
+        probeClient: (watch) => createUpstreamClient({ ...base, retries: 0, watch }),
       });
+      const client = createUpstreamClient({ ...base, retries: settings.UPSTREAM_RETRIES, watch: circuit });
+      c = { client, circuit };
       clients.set(source.name, c);
     }
     return c;
   };
-  const now = options.now ?? (() => new Date());
+  const client = (source: Source): UpstreamClient => wired(source).client;
   const syncContext = (source: Source, onWindow?: (r: WindowReport) => void): TickDeps => {
     const ctx: SyncContext = {
       source,
       client: client(source),
+      circuit: wired(source).circuit,
       pool,
       warehouse,
       transferMemory,

@@ -17,7 +17,7 @@ import { signoffStates } from '../../reconcile/signoff-store.js';
 import { localDayOf } from '../../sync/windows.js';
 import { checkPostgres, createRuntime, type Runtime } from '../../runtime.js';
 import { parseCommandArgs, requireDay } from '../args.js';
-import { printableLine } from '../printable.js';
+import { oneLine } from '../../terminal-text.js';
 
 const USAGE =
   'paysync signoff --day YYYY-MM-DD --by NAME [--note TEXT] | --revoke --day YYYY-MM-DD --by NAME --note TEXT | --list [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--pending]';
@@ -80,7 +80,7 @@ export async function run(argv: string[]): Promise<number> {
     return await sign(runtime, day as string, by as string, note);
   } catch (error) {
     if (!(error instanceof SignoffRefusedError)) throw error;
-    process.stderr.write(`paysync signoff: ${printableLine(error.message)}\n`);
+    process.stderr.write(`paysync signoff: ${oneLine(error.message)}\n`);
     return 1;
   } finally {
     await runtime.close();
@@ -105,7 +105,7 @@ async function sign(runtime: Runtime, day: string, by: string, note: string | nu
   const line = r.already
     ? `${day}: v${r.version} is already signed off by ${r.already.by} at ${r.already.at}; nothing recorded`
     : `${day}: v${r.version} signed off by ${by} at ${r.at?.toISOString()} (manifest SHA-256 ${r.manifestSha256})`;
-  process.stdout.write(`${printableLine(line)}\n`);
+  process.stdout.write(`${oneLine(line)}\n`);
   return 0;
 }
 
@@ -113,14 +113,14 @@ async function revoke(runtime: Runtime, day: string, by: string, note: string): 
   const r = await revokeSignoff(runtime, { day, by, note });
   const now = r.state ? r.state.summary : 'no pack on record';
   process.stdout.write(
-    `${printableLine(`${day}: the sign-off of v${r.revoked.version} by ${r.revoked.by} is revoked by ${by}; now: ${now}`)}\n`,
+    `${oneLine(`${day}: the sign-off of v${r.revoked.version} by ${r.revoked.by} is revoked by ${by}; now: ${now}`)}\n`,
   );
   return 0;
 }
 
 function row(d: DaySignoff): string[] {
   const signed = d.signed ? `v${d.signed.version} by ${d.signed.by} at ${d.signed.at}` : '-';
-  return [d.day, `v${d.version}`, d.packState, d.state, signed, d.summary].map(printableLine);
+  return [d.day, `v${d.version}`, d.packState, d.state, signed, d.summary].map(oneLine);
 }
 
 async function list(

@@ -7,7 +7,7 @@ import { loadSettings, requireSources } from '../../config/settings.js';
 import { verifyDay } from '../../reconcile/verify.js';
 import { checkPostgres, createRuntime } from '../../runtime.js';
 import { parseCommandArgs, requireDay } from '../args.js';
-import { printableLine } from '../printable.js';
+import { oneLine } from '../../terminal-text.js';
 
 const USAGE = 'paysync verify --day YYYY-MM-DD [--all-versions]';
 
@@ -32,7 +32,7 @@ export async function run(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    const lines = r.differences.map((d) => printableLine(d));
+    const lines = r.differences.map((d) => oneLine(d));
     process.stdout.write(`${day}${which}: ${r.differences.length} difference(s)\n${lines.join('\n')}\n`);
     return 1;
   } finally {
