@@ -153,7 +153,11 @@ async function startDashboard(
     queue,
     pool: runtime.pool,
     status,
-    extras: (data) => gatherStatusPage({ pool: runtime.pool, queue, settings, now: () => new Date() }, data),
+    extras: (data) =>
+      gatherStatusPage(
+        { pool: runtime.pool, queue, settings, redis: runtime.redis, now: () => new Date() },
+        data,
+      ),
     token: settings.DASHBOARD_TOKEN,
   });
   return listenNamed(app, 'DASHBOARD', settings.DASHBOARD_HOST, settings.DASHBOARD_PORT, serve);

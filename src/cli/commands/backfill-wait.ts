@@ -11,6 +11,7 @@ import { humanDuration } from '../../config/duration.js';
 import { describeError } from '../../errors.js';
 import { connectRedis } from '../../runtime.js';
 import { describeOpenCircuit, readCircuit } from '../../sync/circuit.js';
+import { describePace, readRequestPace, type RequestPace } from '../../sync/request-pace.js';
 import {
   failedItems,
   getBackfill,
@@ -30,11 +31,25 @@ export interface RedisView {
   workers: number | null;
   /** The sources whose service is down (circuit open), each described in one line. */
   down?: string[];
+  /** Each source's requests per second against `UPSTREAM_RPS`, and the service's latency. */
+  pace?: RequestPace[];
+}
+
+/**
+ * The progress line's text after "done/total": windows and records apart, then the pace at the service
+ * per source (pure). `5/10 windows, 1140 records; 19.3 of 20 req/s (at UPSTREAM_RPS), the service
+ * answers in 152 ms; …`.
+ */
+export function progressText(b: BackfillSummary, redis: RedisView, wait: string): string {
+  const pace = (redis.pace ?? []).map((p) =>
+    redis.pace && redis.pace.length > 1 ? `${p.source} ${describePace(p)}` : describePace(p),
+  );
+  return `windows, ${b.records} records; ${pace.length ? `${pace.join('; ')}; ` : ''}${wait};`;
 }
 
 /** One line for `--list` and the final report. */
 export function describeBackfill(b: BackfillSummary): string {
-  const parts = [`${b.done}/${b.total} done`];
+  const parts = [`${b.done}/${b.total} windows done`];
   if (b.failed) parts.push(`${b.failed} failed`);
   if (b.running) parts.push(`${b.running} running`);
   if (b.queued) parts.push(`${b.queued} queued`);
@@ -61,6 +76,11 @@ export function waitingFor(b: BackfillSummary, redis: RedisView, now: Date): str
   return `${items} on ${redis.workers ?? '?'} worker(s)`;
 }
 
+/** The view with only the backfill's own sources' pace. */
+function paceOf(view: RedisView, b: BackfillSummary): RedisView {
+  return view.pace ? { ...view, pace: view.pace.filter((p) => b.sources.includes(p.source)) } : view;
+}
+
 /** Watches Redis without ever blocking the wait: a check that takes over 2 s counts as unreachable. */
 class RedisWatcher {
   private redis: Redis | null = null;
@@ -76,7 +96,8 @@ class RedisWatcher {
       const queue = this.queue ?? (await this.connect());
       const workers = await withTimeout(queue.getWorkers(), REDIS_CHECK_MS);
       const down = await withTimeout(this.openCircuits(), REDIS_CHECK_MS);
-      this.view = { unreachableSince: null, workers: workers.length, down };
+      const pace = await withTimeout(this.pace(), REDIS_CHECK_MS);
+      this.view = { unreachableSince: null, workers: workers.length, down, pace };
     } catch {
       this.view = { unreachableSince: this.view.unreachableSince ?? now, workers: null };
     }
@@ -90,6 +111,16 @@ class RedisWatcher {
       settings.sources.map((s) => readCircuit(redis, settings.PAYSYNC_QUEUE_PREFIX, s.name)),
     );
     return states.filter((c) => c.open).map((c) => `source ${c.source}: ${describeOpenCircuit(c)}`);
+  }
+
+  private async pace(): Promise<RequestPace[]> {
+    const { redis, settings } = this;
+    if (!redis) return [];
+    return Promise.all(
+      settings.sources.map((s) =>
+        readRequestPace(redis, settings.PAYSYNC_QUEUE_PREFIX, s.name, settings.UPSTREAM_RPS),
+      ),
+    );
   }
 
   private async connect(): Promise<SyncQueue> {
@@ -134,11 +165,12 @@ export async function waitForBackfill(
         return await finalReport(pool, b);
       }
       const now = new Date();
-      const wait = waitingFor(b, await watcher.check(now), now);
+      const view = await watcher.check(now);
+      const wait = waitingFor(b, view, now);
       const condition = wait.replace(/ \(.*?\)/, '').replace(/\d+/g, 'N'); // what, not how many
       if (condition !== lastWait) process.stderr.write(`backfill #${id} waits for: ${wait}\n`);
       lastWait = condition;
-      bar.update(b.done + b.failed, b.total, `records ${b.records}; ${wait};`);
+      bar.update(b.done + b.failed, b.total, progressText(b, paceOf(view, b), wait));
       if (timeoutMs !== null && Date.now() - started >= timeoutMs) {
         bar.finish();
         return await timedOut(pool, b, timeoutMs);
