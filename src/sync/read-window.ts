@@ -12,10 +12,15 @@ import { validatePayments, type Payment, type RejectedRecord } from '../upstream
 import { paddedQuery, type Window } from './windows.js';
 import type { SyncContext } from './context.js';
 import { DistinctIds } from './read-verdict.js';
+import { countListed } from './listing.js';
 
 export interface ReadOutcome {
   /** Distinct records received, valid and rejected alike (the service counts both). */
   ids: DistinctIds;
+  /** Every listing received, copies of a record listed more than once included. */
+  entries: number;
+  /** Ids listed more than once in this read, with how many listings beyond the first. */
+  copies: Map<string, number>;
   /** readPages' own summary; null when the read was abandoned for a split. */
   summary: PagingSummary | null;
   records: number;
@@ -34,6 +39,8 @@ export interface ReadOutcome {
 function emptyOutcome(): ReadOutcome {
   return {
     ids: new DistinctIds(),
+    entries: 0,
+    copies: new Map(),
     summary: null,
     records: 0,
     rejects: 0,
@@ -59,7 +66,7 @@ function tally(
   out.pages += 1;
   if (page.items.length > 0) out.nonEmptyPages += 1;
   if (page.total !== null) out.maxTotal = Math.max(out.maxTotal ?? 0, page.total);
-  for (const id of ids) out.ids.add(id);
+  for (const id of ids) countListed(out, id);
   out.records += ids.length - rejects;
   out.rejects += rejects;
   out.farOutside += far;

@@ -9,6 +9,7 @@ import { validateTransfers } from '../upstream/schemas.js';
 import type { SyncContext } from './context.js';
 import { DistinctIds, canStopNewestFirst, emptyOrder, observeOrder, type OrderSeen } from './read-verdict.js';
 import type { PositionEntry, TransferMemory } from './transfer-state.js';
+import { countListed } from './listing.js';
 
 export interface TransferReadSpec {
   startPage: number;
@@ -23,6 +24,10 @@ export interface TransferReadSpec {
 
 export interface TransferReadOutcome {
   ids: DistinctIds;
+  /** Every listing received, copies of a transfer listed more than once included. */
+  entries: number;
+  /** Ids listed more than once in this read, with how many listings beyond the first. */
+  copies: Map<string, number>;
   /** readPages' own summary; null when the read stopped early (newest-first). */
   summary: PagingSummary | null;
   records: number;
@@ -68,6 +73,8 @@ export async function readTransferList(
   });
   const out: TransferReadOutcome = {
     ids: new DistinctIds(),
+    entries: 0,
+    copies: new Map(),
     summary: null,
     records: 0,
     rejects: 0,
@@ -134,8 +141,8 @@ export async function readTransferList(
 function tally(out: TransferReadOutcome, page: PageRead, ids: string[], rejectIds: (string | null)[]): void {
   out.pages += 1;
   if (page.total !== null) out.maxTotal = Math.max(out.maxTotal ?? 0, page.total);
-  for (const id of ids) out.ids.add(id);
-  for (const id of rejectIds) out.ids.add(id);
+  for (const id of ids) countListed(out, id);
+  for (const id of rejectIds) countListed(out, id);
   out.records += ids.length;
   out.rejects += rejectIds.length;
 }

@@ -167,6 +167,15 @@ export const WINDOW_REASONS = {
 
 export type ReasonCode = keyof typeof WINDOW_REASONS;
 
+/** The codes of anomalies a window run notes (severity `note`; test/sync/window-reasons.test.ts checks). */
+export const NOTE_CODES = [
+  'DUPLICATES_LISTED',
+  'CONTRADICTING_COPIES',
+  'IMPOSSIBLE_TOTAL',
+  'IMPOSSIBLE_TIMESTAMP',
+] as const satisfies readonly ReasonCode[];
+export type NoteCode = (typeof NOTE_CODES)[number];
+
 /** Every code the pager can fail with is in the table (a compile-time check). */
 const PAGING_CODES_ARE_REASONS: Record<PagingFailure, ReasonCode> = {
   PAGE_IGNORED: 'PAGE_IGNORED',

@@ -17,6 +17,7 @@ import {
 import {
   blocksDay,
   isOutage,
+  NOTE_CODES,
   reasonOf,
   reasonOfError,
   reasonsMarkdown,
@@ -41,6 +42,12 @@ describe('the window reasons table', () => {
     expect(isOutage('TOTAL_SHORT')).toBe(false);
     expect(blocksDay('SERVICE_UNAVAILABLE')).toBe(false);
     expect(blocksDay('PAGE_CYCLE')).toBe(true);
+  });
+
+  it('names exactly the notes as NOTE_CODES', () => {
+    expect([...NOTE_CODES].sort()).toEqual(
+      REASON_CODES.filter((c) => WINDOW_REASONS[c].severity === 'note').sort(),
+    );
   });
 
   it('reads an unknown code (a newer worker’s) as UNCLASSIFIED', () => {

@@ -1,0 +1,116 @@
+/**
+ * A service that misbehaves within its interface never stalls a day in silence (principle 8), on real
+ * HTTP with the simulator, PostgreSQL and Redis:
+ * - records listed twice, `total` counting every copy: complete on the evidence of two agreeing reads,
+ *   the copies recorded on the window's row; reconcile counts the copies the same way.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { reconcileDay } from '../../src/reconcile/reconcile.js';
+import { runBackfillItem } from '../../src/sync/run-work.js';
+import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
+import { dayWindow, localDayOf } from '../../src/sync/windows.js';
+import { paymentDifferences, startHarness, type Harness } from '../helpers/sync-harness.js';
+
+let h: Harness | null = null;
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+interface WindowRow {
+  window_start: Date;
+  outcome: string;
+  reason_code: string | null;
+  duplicates: number;
+  anomalies: string[];
+  reported_total: string | null;
+  detail: string | null;
+}
+
+async function windowRows(hh: Harness): Promise<WindowRow[]> {
+  const { rows } = await hh.runtime.pool.query<WindowRow>(
+    `SELECT window_start, outcome, reason_code, duplicates, anomalies, reported_total::text, detail
+       FROM reporting.sync_windows WHERE stream = 'payments' ORDER BY window_start`,
+  );
+  return rows;
+}
+
+const deps = (hh: Harness) => hh.runtime.syncContext(hh.settings.sources[0]!);
+
+describe('records listed more than once', () => {
+  it('a list naming records twice (total counting copies) is complete on two agreeing reads; the copies are on the row', async () => {
+    h = await startHarness({
+      name: 'anomalies-dupes',
+      sim: { days: 2, perDay: 60, switches: { shape: 'wrapper', duplicateRate: 0.1, duplicateOffset: 30 } },
+    });
+    const copies = h.sim.copies(h.org, 'payments').length;
+    expect(copies).toBeGreaterThan(3);
+    const report = await tickPayments(deps(h));
+    expect(report.windows.map((w) => [w.outcome, w.reasonCode])).toEqual(
+      report.windows.map(() => ['complete', null]),
+    );
+    const rows = await windowRows(h);
+    expect(rows.reduce((n, r) => n + r.duplicates, 0)).toBe(copies);
+    const doubled = rows.filter((r) => r.duplicates > 0);
+    expect(doubled.length).toBeGreaterThan(0);
+    for (const r of doubled) expect(r.anomalies).toEqual(['DUPLICATES_LISTED']);
+    expect(await paymentDifferences(h)).toEqual([]);
+
+    // a backfill of a day with copies succeeds (it used to fail every attempt: 42 of 43)
+    const day = localDayOf(new Date(h.sim.now().getTime() - 86_400_000), 'UTC');
+    const w = dayWindow(day, 'UTC');
+    const item = await runBackfillItem(deps(h), {
+      stream: 'payments',
+      source: 'default',
+      start: w.start.getTime(),
+      end: w.end.getTime(),
+      kind: 'backfill',
+    });
+    expect(item.records).toBeGreaterThan(0);
+
+    // transfers listed twice: the scan is complete on two agreeing reads, its copies on its row
+    const transfers = await tickTransfers(deps(h));
+    expect(transfers?.outcome).toBe('complete');
+    const scan = await h.runtime.pool.query<{ duplicates: number; anomalies: string[] }>(
+      `SELECT duplicates, anomalies FROM reporting.sync_windows WHERE stream = 'transfers'`,
+    );
+    expect(scan.rows).toEqual([
+      { duplicates: h.sim.copies(h.org, 'transfers').length, anomalies: ['DUPLICATES_LISTED'] },
+    ]);
+    expect(h.sim.copies(h.org, 'transfers').length).toBeGreaterThan(0);
+
+    // reconcile counts the copies the same way: the warehouse matches the service
+    const result = await reconcileDay(h.runtime, day);
+    expect(result.mismatches).toBe(0);
+  });
+
+  it('copies the reads do not agree on are not evidence: DUPLICATES_UNCONFIRMED after re-reads', async () => {
+    h = await startHarness({
+      name: 'anomalies-dupes-moving',
+      sim: { days: 1, perDay: 40, switches: { shape: 'wrapper' } },
+      env: { PAGE_SIZE: '10' },
+    });
+    const ids = h.sim.payments(h.org).map((p) => p.id);
+    // every read lists a different record twice: no two reads agree on the copies
+    let read = 0;
+    const client = deps(h).client;
+    const tick = tickPayments({
+      ...deps(h),
+      client: {
+        ...client,
+        initializePayment: (body) => client.initializePayment(body),
+        listTransfers: (q) => client.listTransfers(q),
+        listPayments: (q) => {
+          if (q.page === 0) h!.sim.setSwitches({ duplicateIds: [ids[read++ % ids.length]!] });
+          return client.listPayments(q);
+        },
+      },
+    });
+    const report = await tick;
+    const short = report.windows.filter((w) => w.outcome !== 'complete');
+    expect(short.length).toBeGreaterThan(0);
+    for (const w of short) expect(w.reasonCode).toBe('DUPLICATES_UNCONFIRMED');
+    const rows = (await windowRows(h)).filter((r) => r.outcome !== 'complete');
+    expect(rows.map((r) => r.reason_code)).toContain('DUPLICATES_UNCONFIRMED');
+  });
+});
