@@ -126,7 +126,12 @@ export async function checkPostgres(pool: Pool, url: string): Promise<void> {
 }
 
 export function syncOptionsFrom(settings: Settings): SyncOptions {
-  return { ...DEFAULT_SYNC_OPTIONS, pageSize: settings.PAGE_SIZE, padMs: settings.WINDOW_PAD };
+  return {
+    ...DEFAULT_SYNC_OPTIONS,
+    pageSize: settings.PAGE_SIZE,
+    padMs: settings.WINDOW_PAD,
+    futureToleranceMs: settings.FUTURE_TOLERANCE,
+  };
 }
 
 export async function createRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {

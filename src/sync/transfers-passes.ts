@@ -14,6 +14,7 @@ import {
   type Listing,
 } from './read-verdict.js';
 import { listingOf } from './listing.js';
+import type { NoteCode } from './window-reasons.js';
 import type { ListOrder, TransferList } from './transfer-state.js';
 import { readTransferList, type TransferReadOutcome } from './transfers-read.js';
 
@@ -39,6 +40,8 @@ export interface RunTally {
   pages: number;
   reads: number;
   maxTotal: number | null;
+  /** Anomalies the reads saw (an impossible total, records quarantined for impossible times). */
+  anomalies?: Set<NoteCode>;
 }
 
 /** What the list is to be remembered as, once the verdict is in. */
@@ -78,6 +81,7 @@ async function read(
   t.pages += outcome.pages;
   t.reads += 1;
   if (outcome.maxTotal !== null) t.maxTotal = Math.max(t.maxTotal ?? 0, outcome.maxTotal);
+  if (outcome.anomalies.size > 0) t.anomalies = new Set([...(t.anomalies ?? []), ...outcome.anomalies]);
   return outcome;
 }
 

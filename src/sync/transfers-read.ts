@@ -6,7 +6,9 @@
 import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validateTransfers } from '../upstream/schemas.js';
-import type { SyncContext } from './context.js';
+import { clockOf, type SyncContext } from './context.js';
+import { isImpossibleTimeReason, timeCheck } from './record-times.js';
+import type { NoteCode } from './window-reasons.js';
 import { DistinctIds, canStopNewestFirst, emptyOrder, observeOrder, type OrderSeen } from './read-verdict.js';
 import type { PositionEntry, TransferMemory } from './transfer-state.js';
 import { countListed } from './listing.js';
@@ -39,6 +41,8 @@ export interface TransferReadOutcome {
   firstPage: { count: number; known: number };
   /** Records per page the service served, when a full page was followed by another non-empty one. */
   servedSize: number | null;
+  /** Anomalies the read saw: an impossible `total`, records quarantined for impossible times. */
+  anomalies: Set<NoteCode>;
 }
 
 function idOf(item: unknown): string | null {
@@ -83,8 +87,10 @@ export async function readTransferList(
     order: emptyOrder(),
     firstPage: { count: 0, known: 0 },
     servedSize: null,
+    anomalies: new Set(),
   };
   let position = spec.skipped;
+  const times = timeCheck(clockOf(ctx), options.futureToleranceMs);
   for (;;) {
     const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
     if (next.done) {
@@ -104,7 +110,9 @@ export async function readTransferList(
     } else if (out.pages === 1 && page.items.length > 0) {
       out.servedSize = out.firstPage.count;
     }
-    const { valid, rejects } = validateTransfers(page.items);
+    const { valid, rejects } = validateTransfers(page.items, times);
+    if (rejects.some((r) => isImpossibleTimeReason(r.reason))) out.anomalies.add('IMPOSSIBLE_TIMESTAMP');
+    if (page.totalAnomaly !== undefined) out.anomalies.add('IMPOSSIBLE_TOTAL');
     out.order = observeOrder(
       out.order,
       valid.map((t) => t.createdAt),

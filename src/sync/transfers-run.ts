@@ -169,7 +169,7 @@ async function finish(
     reasonCode,
     blocksDay: blocksDay(reasonCode),
     duplicates,
-    anomalies: duplicates > 0 ? ['DUPLICATES_LISTED'] : [],
+    anomalies: [...(t.anomalies ?? []), ...(duplicates > 0 ? (['DUPLICATES_LISTED'] as const) : [])].sort(),
   });
   run.recorded = true;
   await noteMark(ctx, v);

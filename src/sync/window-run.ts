@@ -90,6 +90,7 @@ function merge(t: Tally, read: ReadOutcome): number {
   t.pages += read.pages;
   t.reads += 1;
   t.reusedPages += read.reusedPages;
+  for (const code of read.anomalies) t.anomalies.add(code);
   return added;
 }
 

@@ -196,7 +196,21 @@ const transferStorable = (t: Transfer): string | null =>
 const CompiledPaymentSchema = z.compile(PaymentSchema);
 const CompiledTransferSchema = z.compile(TransferSchema);
 
-export const validatePayments = (items: readonly unknown[]): ValidatedItems<Payment> =>
-  validateItems(CompiledPaymentSchema, items, paymentStorable);
-export const validateTransfers = (items: readonly unknown[]): ValidatedItems<Transfer> =>
-  validateItems(CompiledTransferSchema, items, transferStorable);
+/**
+ * A check of a record's times against the worker's clock (the sync core's `impossibleTime`): a record
+ * it names a problem for is a reject with that reason, kept raw like any other.
+ */
+export type TimeCheck = (times: { createdAt: string; updatedAt: string }) => string | null;
+
+export const validatePayments = (items: readonly unknown[], times?: TimeCheck): ValidatedItems<Payment> =>
+  validateItems(
+    CompiledPaymentSchema,
+    items,
+    times ? (p) => paymentStorable(p) ?? times(p) : paymentStorable,
+  );
+export const validateTransfers = (items: readonly unknown[], times?: TimeCheck): ValidatedItems<Transfer> =>
+  validateItems(
+    CompiledTransferSchema,
+    items,
+    times ? (t) => transferStorable(t) ?? times(t) : transferStorable,
+  );

@@ -2,10 +2,15 @@
  * A service that misbehaves within its interface never stalls a day in silence (principle 8), on real
  * HTTP with the simulator, PostgreSQL and Redis:
  * - records listed twice, `total` counting every copy: complete on the evidence of two agreeing reads,
- *   the copies recorded on the window's row; reconcile counts the copies the same way.
+ *   the copies recorded on the window's row; reconcile counts the copies the same way;
+ * - a `total` no list can have: judged as no total, noted on the row, never a failed write;
+ * - a record time far in the future or before 2000: quarantined and read again, so the true state lands
+ *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { reconcileAndHeal } from '../../src/reconcile/heal.js';
 import { reconcileDay } from '../../src/reconcile/reconcile.js';
+import { EPOCH, FAR_FUTURE, FAR_PAST } from '../../src/sim/switches.js';
 import { runBackfillItem } from '../../src/sync/run-work.js';
 import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
 import { dayWindow, localDayOf } from '../../src/sync/windows.js';
@@ -112,5 +117,94 @@ describe('records listed more than once', () => {
     for (const w of short) expect(w.reasonCode).toBe('DUPLICATES_UNCONFIRMED');
     const rows = (await windowRows(h)).filter((r) => r.outcome !== 'complete');
     expect(rows.map((r) => r.reason_code)).toContain('DUPLICATES_UNCONFIRMED');
+  });
+});
+
+describe('impossible values are quarantined, never frozen in', () => {
+  it.each([3e9, -5, 42.5])(
+    'a total of %s is judged as no total, noted, and the window completes',
+    async (total) => {
+      h = await startHarness({
+        name: 'anomalies-total',
+        sim: { days: 1, perDay: 30, switches: { shape: 'wrapper', totalOverride: total } },
+        env: { PAGE_SIZE: '10' },
+      });
+      const report = await tickPayments(deps(h));
+      expect(report.windows.every((w) => w.outcome === 'complete')).toBe(true);
+      const rows = await windowRows(h);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) {
+        expect(r.reported_total).toBeNull();
+        expect(r.anomalies).toEqual(['IMPOSSIBLE_TOTAL']);
+      }
+      expect(await paymentDifferences(h)).toEqual([]);
+    },
+  );
+
+  it('a time in year 9999 or before 2000 is quarantined, read again, and the true state lands once sent', async () => {
+    h = await startHarness({ name: 'anomalies-times', sim: { days: 2, perDay: 30 } });
+    const [future, past, epoch] = h.sim.payments(h.org).map((p) => p.id);
+    h.sim.setSwitches({
+      timestampOverrides: {
+        [future!]: { updatedAt: FAR_FUTURE },
+        [past!]: { createdAt: FAR_PAST },
+        [epoch!]: { updatedAt: EPOCH },
+      },
+    });
+    const first = await tickPayments(deps(h));
+    expect(first.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    const rejects = await h.runtime.pool.query<{ record_id: string; reason: string }>(
+      `SELECT record_id, reason FROM reporting.sync_rejects WHERE resolved_at IS NULL ORDER BY record_id`,
+    );
+    expect(rejects.rows.map((r) => r.record_id).sort()).toEqual([future, past, epoch].sort());
+    for (const r of rejects.rows) expect(r.reason).toMatch(/^impossible timestamp: (createdAt|updatedAt) /);
+    expect(rejects.rows.find((r) => r.record_id === future)?.reason).toMatch(/FUTURE_TOLERANCE \(1d\)/);
+    const stored = await h.runtime.pool.query(`SELECT id FROM reporting.payments WHERE id = ANY($1)`, [
+      [future, past, epoch],
+    ]);
+    expect(stored.rows).toEqual([]);
+    expect((await windowRows(h)).some((r) => r.anomalies.includes('IMPOSSIBLE_TIMESTAMP'))).toBe(true);
+
+    // the service fixes the records: the next read lands their true state and resolves the rejects
+    h.sim.setSwitches({ timestampOverrides: {} });
+    await tickPayments(deps(h));
+    expect(await paymentDifferences(h)).toEqual([]);
+    const open = await h.runtime.pool.query(`SELECT 1 FROM reporting.sync_rejects WHERE resolved_at IS NULL`);
+    expect(open.rows).toEqual([]);
+  });
+
+  it('a row an older paysync stored with updatedAt 9999 is healed by reconcile --heal', async () => {
+    h = await startHarness({ name: 'anomalies-heal', sim: { days: 2, perDay: 30 } });
+    await tickPayments(deps(h));
+    const day = localDayOf(new Date(h.sim.now().getTime() - 86_400_000), 'UTC');
+    const w = dayWindow(day, 'UTC');
+    const victim = h.sim
+      .payments(h.org)
+      .find(
+        (p) => Date.parse(p.createdAt) >= w.start.getTime() && Date.parse(p.createdAt) < w.end.getTime(),
+      )!;
+    // what an earlier version left: the row frozen with a far-future updatedAt and a status not the service's
+    await h.runtime.pool.query(
+      `UPDATE reporting.payments SET updated_at = '9999-12-31T23:59:59Z', status = 'INIT' WHERE id = $1`,
+      [victim.id],
+    );
+    await tickPayments(deps(h)); // the forward-only upsert cannot fix it
+    expect((await paymentDifferences(h)).join('\n')).toMatch(victim.id);
+
+    const steps: string[] = [];
+    const report = await reconcileAndHeal(h.runtime, day, {
+      onStep: (l) => steps.push(l),
+      refreshPack: false,
+    });
+    expect(steps.join('\n')).toMatch(
+      /1 row\(s\) held an impossible time; moved to the rejects, reading again/,
+    );
+    expect(report.result.mismatches).toBe(0);
+    expect(await paymentDifferences(h)).toEqual([]);
+    const reject = await h.runtime.pool.query<{ reason: string; resolved: boolean }>(
+      `SELECT reason, resolved_at IS NOT NULL AS resolved FROM reporting.sync_rejects WHERE record_id = $1`,
+      [victim.id],
+    );
+    expect(reject.rows).toEqual([{ reason: expect.stringMatching(/updatedAt 9999-12-31/), resolved: true }]);
   });
 });
