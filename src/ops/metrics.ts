@@ -5,14 +5,16 @@
  * Two kinds:
  * - event metrics, counted in this process as things happen (requests, windows, records, jobs): hooked
  *   to RuntimeOptions.onResponse, startWorker's onWindow and the worker's job events;
- * - state gauges (lag, open and incomplete windows, last successful tick, queue depth), read from Redis
- *   at scrape time through status-data, so every worker reports the same shared truth.
+ * - state gauges (lag, open and incomplete windows, last successful tick, the health phase, queue depth),
+ *   read from Redis and PostgreSQL at scrape time through status-data, so every worker reports the same
+ *   shared truth; the phase is status-health.ts's decision, the one `paysync status` and the page show.
  * Reconcile and export results are recorded by whoever runs them, through `recordReconcileResult` and
  * `recordExportResult`; only the last RESULT_DAYS days are kept as labels (bounded cardinality).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WindowReport } from '../sync/context.js';
 import type { StatusData } from './status-data.js';
+import { PHASES, phaseSlug, streamHealth } from './status-health.js';
 
 export const RESULT_DAYS = 14;
 
@@ -114,6 +116,8 @@ export class PaysyncMetrics {
       this.c.openWindows.set(labels, s.openWindows.length);
       this.c.incomplete.set(labels, s.incompleteWindows.length);
       this.c.openRejects.set(labels, s.openRejects);
+      const phase = streamHealth(s).phase;
+      for (const p of PHASES) this.c.phase.set({ ...labels, phase: phaseSlug(p) }, p === phase ? 1 : 0);
       if (s.lastSuccessAt) this.c.lastTick.set(labels, Date.parse(s.lastSuccessAt) / 1000);
       else this.c.lastTick.remove(labels);
     }
@@ -217,7 +221,7 @@ function buildCollectors(registry: Registry) {
     }),
     lag: new Gauge({
       name: 'paysync_sync_lag_seconds',
-      help: 'Now minus the live checkpoint, by source and stream (absent before the first checkpoint).',
+      help: 'Now minus the live checkpoint, by source and stream (before the first checkpoint: now minus where live sync starts).',
       labelNames: ss,
       registers,
     }),
@@ -239,9 +243,15 @@ function buildCollectors(registry: Registry) {
       labelNames: ss,
       registers,
     }),
+    phase: new Gauge({
+      name: 'paysync_health_phase',
+      help: 'The health phase of each source and stream: 1 for the current one (healthy, catching_up, never_synced, degraded, down), 0 for the others.',
+      labelNames: [...ss, 'phase'],
+      registers,
+    }),
     lastTick: new Gauge({
       name: 'paysync_last_successful_tick_timestamp_seconds',
-      help: 'When the last live tick succeeded (Unix time), by source and stream.',
+      help: 'When the last live tick succeeded, every window read complete (Unix time), by source and stream.',
       labelNames: ss,
       registers,
     }),

@@ -10,6 +10,7 @@ import type { Settings, Source } from '../config/settings.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Stream } from '../upstream/schemas.js';
 import type { CheckpointStore } from './checkpoints.js';
+import type { Circuit } from './circuit.js';
 import type { TransferMemory } from './transfer-state.js';
 import type { SyncWarehouse } from './ports.js';
 import type { ReasonCode } from './window-reasons.js';
@@ -66,6 +67,8 @@ export interface IncompleteMarkers {
 export interface SyncContext {
   source: Source;
   client: UpstreamClient;
+  /** The source's circuit breaker (absent: never open, no probes). */
+  circuit?: Circuit;
   /** The warehouse pool (the probe's findings, read for the tick's hints, are kept there). */
   pool: Pool;
   /** The warehouse operations of the sync core (the root wires the PostgreSQL adapter). */

@@ -12,7 +12,7 @@
  *
  * The decisions are pure functions of what was gathered, each called once.
  */
-import { describeError, isRetryable } from '../errors.js';
+import { CircuitOpenError, describeError, isRetryable, PaysyncError } from '../errors.js';
 import type { TickDeps } from './context.js';
 import { gatherPaymentsStart, gatherTransfers, gatherUnsettledDays } from './tick-evidence.js';
 import { liveCheckpoint, planLiveRead, revisitsDue } from './tick-plan.js';
@@ -90,7 +90,9 @@ function withPageSize(deps: TickDeps, pageSize: number): TickDeps {
 /**
  * Runs the windows one after the other. A window that fails with what retrying can heal (its retries spent
  * on a 5xx or 429 storm) does not abort the tick: it is reported failed (its sync-log row, with the
- * reason, is written by runPaymentsWindow), the checkpoint stops before it and the next tick reads it again. What retrying cannot fix (401, 403, 400) stops the tick at once.
+ * reason, is written by runPaymentsWindow), the checkpoint stops before it and the next tick reads it
+ * again. What retrying cannot fix (401, 403, 400) stops the tick at once, and so does an open circuit
+ * (the service is down: src/sync/circuit.ts).
  */
 async function runWindows(
   deps: TickDeps,
@@ -102,7 +104,8 @@ async function runWindows(
     try {
       results.push(await runPaymentsWindow(deps, window, kind));
     } catch (error) {
-      if (!isRetryable(error)) throw error;
+      // an open circuit ends the tick: the windows after this one would not be sent either
+      if (!isRetryable(error) || error instanceof CircuitOpenError) throw error;
       results.push(failedWindow(deps, window, kind, error));
       deps.log.warn(
         { source: deps.source.name, window: windowLabel(window), error: describeError(error) },
@@ -132,6 +135,7 @@ function failedWindow(deps: TickDeps, window: Window, kind: string, error: unkno
     reasonCode: failureOf({ error }).reason,
     ms: 0,
     detail: `failed: ${describeError(error)}`,
+    errorCode: error instanceof PaysyncError ? error.code : 'ERROR',
   };
 }
 
