@@ -28,7 +28,6 @@ import {
   listPaymentsDay,
   listTransfers,
   paymentsFetch,
-  totalsAgainstList,
   transfersOfDay,
   type CountOptions,
   type Seen,
@@ -59,28 +58,9 @@ async function reconcilePayments(runtime: Runtime, source: Source, w: Window): P
     );
     if (!rows.some(isMismatch)) return { rows, differences: [] };
   }
-  const { records: service, copiesByStatus } = await listPaymentsDay(fetch, w, o);
+  const service = await listPaymentsDay(fetch, w, o);
   const method = fast ? 'paged-confirm' : 'paged';
-  const compared = await compareWith(runtime, { ...base, method }, service, warehouse, w, PAYMENT_STATUSES);
-  return fast
-    ? flagListingGaps(compared, totalsAgainstList(fast.byStatus, service, copiesByStatus))
-    : compared;
-}
-
-/**
- * The service's per-status totals and its list disagree even with copies counted as copies (as sync
- * counts them): each such status is an unexplained difference, whatever the record-by-record comparison
- * found (a record listed twice in place of a missing one matches the warehouse record by record).
- */
-function flagListingGaps(compared: DayComparison, gaps: ReadonlyMap<string, number>): DayComparison {
-  if (gaps.size === 0) return compared;
-  const rows = compared.rows.map((row) => {
-    const gap = gaps.get(row.status);
-    return gap === undefined
-      ? row
-      : { ...row, unexplained: Math.max(Math.abs(row.unexplained), Math.abs(gap)) };
-  });
-  return { ...compared, rows };
+  return compareWith(runtime, { ...base, method }, service, warehouse, w, PAYMENT_STATUSES);
 }
 
 async function reconcileTransfers(

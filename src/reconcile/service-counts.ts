@@ -68,23 +68,18 @@ function pagingOf(o: CountOptions) {
 }
 
 /**
- * Every distinct record a list answers (offset paging may repeat one, a service may list one twice): by
- * id, and a record without a usable id by its exact JSON text (the same record served twice is the same
- * text). `copies`: the listings beyond the first of a record, counted as sync counts them
- * (sync_windows.duplicates), so that the service's totals can be compared with its list.
+ * Every distinct record a list answers (offset paging may repeat one): by id, and a record without a
+ * usable id by its exact JSON text (the same record served twice is the same text).
  */
-async function readAll(pages: AsyncIterable<ListPage>): Promise<{ records: Seen[]; copies: Seen[] }> {
+async function readAll(pages: AsyncIterable<ListPage>): Promise<Seen[]> {
   const byKey = new Map<string, Seen>();
-  const copies: Seen[] = [];
   for await (const page of pages) {
     for (const item of page.items) {
       const seen = seenOf(item);
-      const key = seen.id !== null ? `id:${seen.id}` : `raw:${toExactJson(item)}`;
-      if (byKey.has(key)) copies.push(seen);
-      byKey.set(key, seen);
+      byKey.set(seen.id !== null ? `id:${seen.id}` : `raw:${toExactJson(item)}`, seen);
     }
   }
-  return { records: [...byKey.values()], copies };
+  return [...byKey.values()];
 }
 
 function readQuery(fetch: Fetch, query: Omit<ListQuery, 'page' | 'size'>, o: CountOptions) {
@@ -103,43 +98,14 @@ export async function listPaymentsDay(
   fetch: Fetch,
   window: Window,
   o: CountOptions,
-): Promise<{ records: ServiceRecord[]; copiesByStatus: Map<string, number> }> {
-  const read = await readQuery(fetch, paddedQuery(window, Math.max(o.padMs, 1_000)), o);
-  const kept = (r: Seen) => r.createdAt === null || inDay(window)(r);
-  const copiesByStatus = new Map<string, number>();
-  for (const c of read.copies.filter(kept))
-    copiesByStatus.set(c.status, (copiesByStatus.get(c.status) ?? 0) + 1);
-  return { records: read.records.filter(kept).map(toServiceRecord), copiesByStatus };
+): Promise<ServiceRecord[]> {
+  const records = await readQuery(fetch, paddedQuery(window, Math.max(o.padMs, 1_000)), o);
+  return records.filter((r) => r.createdAt === null || inDay(window)(r)).map(toServiceRecord);
 }
 
 /** The whole transfer list (the interface has no filter for it); a day keeps its own with `transfersOfDay`. */
-export async function listTransfers(client: UpstreamClient, o: CountOptions): Promise<Seen[]> {
-  const read = await readAll(
-    readPages((page) => client.listTransfers({ page, size: o.pageSize }), pagingOf(o)),
-  );
-  return read.records;
-}
-
-/**
- * The second line of evidence for records listed more than once (a service listing one record twice in
- * place of a missing one looks complete within one list): per status, the service's own totals against
- * what its list showed, copies counted as copies. Returns, per status, how many records the totals
- * claim beyond (or short of) the list; empty when they agree. Pure.
- */
-export function totalsAgainstList(
-  totals: ReadonlyMap<string, Tally>,
-  listed: readonly ServiceRecord[],
-  copiesByStatus: ReadonlyMap<string, number>,
-): Map<string, number> {
-  const counted = new Map<string, number>();
-  for (const r of listed) counted.set(r.status, (counted.get(r.status) ?? 0) + 1);
-  for (const [status, n] of copiesByStatus) counted.set(status, (counted.get(status) ?? 0) + n);
-  const out = new Map<string, number>();
-  for (const status of new Set([...totals.keys(), ...counted.keys()])) {
-    const gap = (totals.get(status)?.count ?? 0) - (counted.get(status) ?? 0);
-    if (gap !== 0) out.set(status, gap);
-  }
-  return out;
+export function listTransfers(client: UpstreamClient, o: CountOptions): Promise<Seen[]> {
+  return readAll(readPages((page) => client.listTransfers({ page, size: o.pageSize }), pagingOf(o)));
 }
 
 /** The day's transfers, by `createdAt` (a transfer without a readable one belongs to no day). */
@@ -167,8 +133,8 @@ export async function countByTotals(
   if ([...totals.values()].reduce((a, b) => a + b, 0) !== all.total) return null;
   const startS = Math.floor(window.start.getTime() / 1000);
   const endS = Math.ceil(window.end.getTime() / 1000);
-  const before = (await readQuery(fetch, { dateFrom: p.dateFrom, dateTo: startS + 1 }, o)).records;
-  const after = (await readQuery(fetch, { dateFrom: endS - 1, dateTo: p.dateTo }, o)).records;
+  const before = await readQuery(fetch, { dateFrom: p.dateFrom, dateTo: startS + 1 }, o);
+  const after = await readQuery(fetch, { dateFrom: endS - 1, dateTo: p.dateTo }, o);
   if ([...before, ...after].some((r) => r.id === null || r.createdAt === null)) return null;
   const outside = [
     ...before.filter((r) => r.createdAt! < window.start.getTime()),

@@ -242,6 +242,7 @@ export function reasonOfError(error: unknown): ReasonCode {
   }
   const mapped = BY_ERROR_CODE[code];
   if (mapped) return mapped;
+  if (isReasonCode(code)) return code; // an error named after its reason (CircuitOpenError: CIRCUIT_OPEN)
   if (CONNECTION_ERRNOS.has(code)) return 'WAREHOUSE_UNAVAILABLE';
   // a PostgreSQL error (pg's DatabaseError carries the SQLSTATE and a severity)
   if (typeof e?.severity === 'string' && /^[0-9A-Z]{5}$/.test(code))

@@ -4,7 +4,6 @@
  * a tick plans for each order.
  */
 import { describe, expect, it } from '@jest/globals';
-import { totalsAgainstList } from '../../src/reconcile/service-counts.js';
 import {
   confirmedCopies,
   DistinctIds,
@@ -286,20 +285,5 @@ describe('confirmedCopies: records listed more than once, as evidence', () => {
       copiesSeen: true,
     });
     expect(v).toMatchObject({ verdict: 'incomplete', reason: 'DUPLICATES_UNCONFIRMED' });
-  });
-});
-
-describe('totalsAgainstList: reconcile counts copies as sync does', () => {
-  const rec = (id: string, status: string) => ({ id, status, amount: '1' });
-  it('agrees when the totals count each copy; flags a record listed twice in place of a missing one', () => {
-    const totals = new Map([
-      ['COMPLETE', { count: 3, amount: null }],
-      ['PENDING', { count: 1, amount: null }],
-    ]);
-    const listed = [rec('a', 'COMPLETE'), rec('b', 'COMPLETE'), rec('c', 'PENDING')];
-    expect(totalsAgainstList(totals, listed, new Map([['COMPLETE', 1]]))).toEqual(new Map());
-    // the PENDING record d is counted by the service's totals but its list shows c twice instead
-    const withD = new Map([...totals, ['PENDING', { count: 2, amount: null }]]);
-    expect(totalsAgainstList(withD, listed, new Map([['COMPLETE', 1]]))).toEqual(new Map([['PENDING', 1]]));
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
+  CircuitOpenError,
   PaginationError,
   UpstreamAuthError,
   UpstreamNetworkError,
@@ -64,6 +65,7 @@ describe('the window reasons table', () => {
     [new PaginationError(ctx, 'page 3 repeats page 2', 'PAGE_IGNORED'), 'PAGE_IGNORED'],
     [new PaginationError(ctx, 'ceiling'), 'PAGE_CEILING'],
     [new WindowIncompleteError('short'), 'TOTAL_SHORT'],
+    [new CircuitOpenError(ctx, 'circuit open since 12:00'), 'CIRCUIT_OPEN'],
     [Object.assign(new Error('boom'), { code: 'P0001', severity: 'ERROR' }), 'WAREHOUSE_WRITE_FAILED'],
     [Object.assign(new Error('terminating'), { code: '57P01', severity: 'FATAL' }), 'WAREHOUSE_UNAVAILABLE'],
     [Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }), 'WAREHOUSE_UNAVAILABLE'],
