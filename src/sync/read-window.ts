@@ -209,6 +209,7 @@ export async function readPaymentsWindow(
       const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
       if (next.done) {
         out.summary = next.value;
+        if (next.value.endedBy === 'past-total-pages') out.anomalies.add('PAST_TOTAL_PAGES');
         break;
       }
       const page = next.value;

@@ -5,7 +5,9 @@
  *   the copies recorded on the window's row; reconcile counts the copies the same way;
  * - a `total` no list can have: judged as no total, noted on the row, never a failed write;
  * - a record time far in the future or before 2000: quarantined and read again, so the true state lands
- *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`.
+ *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`;
+ * - paging that does not converge (pages past the end, cycles, trickles) ends within a few pages of the
+ *   evidence, complete when every record of `total` arrived, else with its reason code.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { reconcileAndHeal } from '../../src/reconcile/heal.js';
@@ -206,5 +208,50 @@ describe('impossible values are quarantined, never frozen in', () => {
       [victim.id],
     );
     expect(reject.rows).toEqual([{ reason: expect.stringMatching(/updatedAt 9999-12-31/), resolved: true }]);
+  });
+});
+
+describe('paging that does not converge stops early', () => {
+  const listRequests = (hh: Harness) =>
+    hh.sim.requestLog().filter((r) => r.path.startsWith('/api/paiements')).length;
+
+  it('pages served past the end after every record arrived: complete, PAST_TOTAL_PAGES noted, a page later', async () => {
+    h = await startHarness({
+      name: 'anomalies-past-end',
+      sim: { days: 1, perDay: 9, switches: { shape: 'wrapper', pastEnd: 'wrap' } },
+      env: { PAGE_SIZE: '1' }, // every page full: the wrapper's own evidence never ends the list
+    });
+    h.sim.clearRequestLog();
+    const report = await tickPayments(deps(h));
+    expect(report.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    const records = h.sim.payments(h.org).length;
+    // each window read once, ending one page past its records (not at the 10,000-page ceiling)
+    expect(listRequests(h)).toBeLessThanOrEqual(records + 2 * report.windows.length);
+    const noted = (await windowRows(h)).filter((r) => r.anomalies.includes('PAST_TOTAL_PAGES'));
+    expect(noted.length).toBeGreaterThan(0);
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+
+  it.each([
+    ['a cycle back to an earlier page', { shape: 'wrapper', pageCycle: { after: 3, back: 1 } }, 'PAGE_CYCLE'],
+    ['bare arrays going round past the end', { shape: 'array', pastEnd: 'wrap' }, 'PAGE_CYCLE'],
+    ['bare arrays trickling one record per page', { shape: 'array', trickle: 1 }, 'TRICKLE'],
+    ['a wrapper trickling one record per page', { shape: 'wrapper', trickle: 1 }, 'TRICKLE'],
+  ] as const)('%s: ends within a few pages, failed with its code', async (_label, switches, code) => {
+    h = await startHarness({
+      name: 'anomalies-cycle',
+      sim: { days: 1, perDay: 200, switches },
+      env: { PAGE_SIZE: '10', UPSTREAM_RETRIES: '0' },
+    });
+    h.sim.clearRequestLog();
+    const report = await tickPayments(deps(h));
+    const failed = report.windows.filter((w) => w.outcome !== 'complete');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const w of failed) expect(w.reasonCode).toBe(code);
+    // a handful of pages per failed window instead of the ceiling or a request per record
+    expect(listRequests(h)).toBeLessThan(12 * report.windows.length);
+    const rows = (await windowRows(h)).filter((r) => r.outcome !== 'complete');
+    expect(rows.map((r) => r.reason_code)).toEqual(rows.map(() => code));
+    for (const r of rows) expect(r.detail).toMatch(code === 'TRICKLE' ? /trickles/ : /cycles/);
   });
 });
