@@ -109,6 +109,9 @@ export class PaysyncMetrics {
 
   /** Refreshes the state gauges from one status gathering (done before each scrape). */
   setStatus(status: StatusData): void {
+    this.c.dayBlocked.reset(); // a day no longer blocked has no series
+    for (const s of status.streams)
+      for (const day of s.blockedDays) this.c.dayBlocked.set({ source: s.source, stream: s.stream, day }, 1);
     for (const s of status.streams) {
       const labels = { source: s.source, stream: s.stream };
       if (s.lagSeconds === null) this.c.lag.remove(labels);
@@ -235,6 +238,12 @@ function buildCollectors(registry: Registry) {
       name: 'paysync_incomplete_windows',
       help: 'Windows recorded incomplete and not yet completed by a later read.',
       labelNames: ss,
+      registers,
+    }),
+    dayBlocked: new Gauge({
+      name: 'paysync_day_blocked',
+      help: 'Each local day whose windows failed BLOCKED_AFTER runs in a row for reasons other than an outage: 1 (paysync status names its reasons); no series for other days.',
+      labelNames: [...ss, 'day'],
       registers,
     }),
     openRejects: new Gauge({

@@ -10,6 +10,7 @@ import type { Settings, Source } from '../config/settings.js';
 import { windowKey, type CheckpointStore } from '../sync/checkpoints.js';
 import { syncStart } from '../sync/tick-plan.js';
 import { STREAMS, type Stream } from '../upstream/schemas.js';
+import { blockedDays } from './blocked-days.js';
 
 export interface StreamStatus {
   source: string;
@@ -35,7 +36,7 @@ export interface StreamStatus {
   lastErrorCode: string | null;
   /** A tick succeeded, or a window was read completely, at least once (Redis or the sync log). */
   everSynced: boolean;
-  /** Local days that failed too often to be retried blindly (none until they are recorded). */
+  /** Local days whose windows failed BLOCKED_AFTER runs in a row, outages aside (blocked-days.ts). */
   blockedDays: string[];
   openRejects: number;
 }
@@ -53,18 +54,19 @@ export interface StatusDeps {
   pool: Pool;
   checkpoints: CheckpointStore;
   sources: readonly Source[];
-  /** Where live sync starts (the lag before a first checkpoint). */
-  settings: Pick<Settings, 'SYNC_START' | 'REPORT_TIMEZONE'>;
+  /** Where live sync starts (the lag before a first checkpoint); BLOCKED_AFTER (default 6): blocked days. */
+  settings: Pick<Settings, 'SYNC_START' | 'REPORT_TIMEZONE'> & Partial<Pick<Settings, 'BLOCKED_AFTER'>>;
   queue: Pick<Queue, 'getJobCounts'>;
   now?: () => Date;
 }
 
 export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
   const queue = await deps.queue.getJobCounts(...QUEUE_STATES);
-  const [rejects, failing, synced] = await Promise.all([
+  const [rejects, failing, synced, blocked] = await Promise.all([
     openRejects(deps.pool),
     failingWindows(deps.pool),
     everSynced(deps.pool),
+    blockedDays(deps.pool, deps.settings.REPORT_TIMEZONE, deps.settings.BLOCKED_AFTER ?? 6),
   ]);
   const at = (deps.now ?? (() => new Date()))();
   const now = at.getTime();
@@ -92,7 +94,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
         lastErrorAt: s.lastError?.at.toISOString() ?? null,
         lastErrorCode: s.lastError?.code ?? null,
         everSynced: s.lastSuccessAt !== null || s.checkpoint !== null || synced.has(key),
-        blockedDays: [],
+        blockedDays: blocked.filter((d) => `${d.source}/${d.stream}` === key).map((d) => d.day),
         openRejects: rejects.get(key) ?? 0,
       });
     }

@@ -24,6 +24,7 @@ import {
   failingWindows,
   renderFailingReasons,
 } from '../../ops/window-failures.js';
+import { blockedDayLine, blockedDays, renderBlockedDays } from '../../ops/blocked-days.js';
 import { parseCommandArgs } from '../args.js';
 
 type Row = StreamStatus;
@@ -52,9 +53,11 @@ export async function run(argv: string[]): Promise<number> {
       await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
     ).filter((line): line is string => line !== null);
     const failing = byReason(await failingWindows(runtime.pool));
+    const blocked = await blockedDays(runtime.pool, settings.REPORT_TIMEZONE, settings.BLOCKED_AFTER);
     const attention = [
       ...reasons(rows, reconcile),
       ...failingReasonLines(failing),
+      ...blocked.map(blockedDayLine),
       ...backfillReasons(backfills),
     ];
     // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
@@ -67,6 +70,7 @@ export async function run(argv: string[]): Promise<number> {
         backfills,
         transfersStaleness: staleness,
         failingWindows: failing,
+        blockedDays: blocked,
         reconcile,
         attention,
         finance: finance.map((d) => ({
@@ -83,6 +87,7 @@ export async function run(argv: string[]): Promise<number> {
         renderTable(rows, counts) +
           staleness.map((line) => `${line}\n`).join('') +
           renderFailingReasons(failing, oneLine) +
+          renderBlockedDays(blocked, oneLine) +
           renderBackfills(backfills) +
           renderReconcile(reconcile, attention) +
           renderFinanceAttention(finance),
