@@ -233,11 +233,20 @@ describe('paging that does not converge stops early', () => {
   });
 
   it.each([
-    ['a cycle back to an earlier page', { shape: 'wrapper', pageCycle: { after: 3, back: 1 } }, 'PAGE_CYCLE'],
-    ['bare arrays going round past the end', { shape: 'array', pastEnd: 'wrap' }, 'PAGE_CYCLE'],
-    ['bare arrays trickling one record per page', { shape: 'array', trickle: 1 }, 'TRICKLE'],
-    ['a wrapper trickling one record per page', { shape: 'wrapper', trickle: 1 }, 'TRICKLE'],
-  ] as const)('%s: ends within a few pages, failed with its code', async (_label, switches, code) => {
+    [
+      'a cycle back to an earlier page',
+      { shape: 'wrapper', pageCycle: { after: 3, back: 1 } },
+      ['PAGE_CYCLE'],
+    ],
+    // going round may come back exactly to page 0 (then the page is ignored, as far as anyone can tell)
+    [
+      'bare arrays going round past the end',
+      { shape: 'array', pastEnd: 'wrap' },
+      ['PAGE_CYCLE', 'PAGE_IGNORED'],
+    ],
+    ['bare arrays trickling one record per page', { shape: 'array', trickle: 1 }, ['TRICKLE']],
+    ['a wrapper trickling one record per page', { shape: 'wrapper', trickle: 1 }, ['TRICKLE']],
+  ] as const)('%s: ends within a few pages, failed with its code', async (_label, switches, codes) => {
     h = await startHarness({
       name: 'anomalies-cycle',
       sim: { days: 1, perDay: 200, switches },
@@ -247,11 +256,13 @@ describe('paging that does not converge stops early', () => {
     const report = await tickPayments(deps(h));
     const failed = report.windows.filter((w) => w.outcome !== 'complete');
     expect(failed.length).toBeGreaterThan(0);
-    for (const w of failed) expect(w.reasonCode).toBe(code);
+    for (const w of failed) expect(codes).toContain(w.reasonCode);
     // a handful of pages per failed window instead of the ceiling or a request per record
     expect(listRequests(h)).toBeLessThan(12 * report.windows.length);
     const rows = (await windowRows(h)).filter((r) => r.outcome !== 'complete');
-    expect(rows.map((r) => r.reason_code)).toEqual(rows.map(() => code));
-    for (const r of rows) expect(r.detail).toMatch(code === 'TRICKLE' ? /trickles/ : /cycles/);
+    for (const r of rows) {
+      expect(codes).toContain(r.reason_code);
+      expect(r.detail).toMatch(r.reason_code === 'TRICKLE' ? /trickles/ : /cycles|ignores `page`/);
+    }
   });
 });
