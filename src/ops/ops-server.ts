@@ -8,6 +8,7 @@ import type { Job, Queue, Worker } from 'bullmq';
 import type { Express } from 'express';
 import type { Settings } from '../config/settings.js';
 import { ConfigError } from '../errors.js';
+import { readCircuit } from '../sync/circuit.js';
 import type { Runtime } from '../sync/services.js';
 import { dashboardApp } from './dashboard.js';
 import { isLoopback, listen, type RunningServer, type ServeOptions } from './http-server.js';
@@ -78,7 +79,13 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
   const serve: ServeOptions = { allowedHosts: settings.OPS_ALLOWED_HOSTS, log: runtime.log };
   let taking = true;
   const status = () =>
-    gatherStatus({ pool: runtime.pool, checkpoints: runtime.checkpoints, sources: settings.sources, queue });
+    gatherStatus({
+      pool: runtime.pool,
+      checkpoints: runtime.checkpoints,
+      sources: settings.sources,
+      queue,
+      circuit: (source) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, source),
+    });
   const servers: RunningServer[] = [];
   let metricsUrl: string | null = null;
   let dashboardUrl: string | null = null;

@@ -1,12 +1,13 @@
 /**
  * Where sync stands, per source and stream: the data behind `paysync status`, the ops status page and the
- * scrape-time gauges of /metrics. One gathering, three views. Reads Redis (checkpoints, queue counts) and
+ * scrape-time gauges of /metrics. One gathering, three views. Reads Redis (checkpoints, circuits, queue counts) and
  * PostgreSQL (open rejects, reconcile results); never writes.
  */
 import type { Pool } from 'pg';
 import type { Queue } from 'bullmq';
 import type { Source } from '../config/settings.js';
 import type { CheckpointStore } from '../sync/checkpoints.js';
+import type { CircuitState } from '../sync/circuit.js';
 import { STREAMS, type Stream } from '../upstream/schemas.js';
 
 export interface StreamStatus {
@@ -28,6 +29,8 @@ export type QueueCounts = Record<string, number>;
 export interface StatusData {
   queue: QueueCounts;
   streams: StreamStatus[];
+  /** Each source's circuit breaker (open: the service is down, src/sync/circuit.ts), when read. */
+  circuits?: CircuitState[];
 }
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'] as const;
@@ -38,6 +41,8 @@ export interface StatusDeps {
   sources: readonly Source[];
   queue: Pick<Queue, 'getJobCounts'>;
   now?: () => Date;
+  /** Reads a source's circuit (readCircuit); without it, circuits are not shown. */
+  circuit?: (source: string) => Promise<CircuitState>;
 }
 
 export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
@@ -64,7 +69,9 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
       });
     }
   }
-  return { queue, streams };
+  const { circuit } = deps;
+  if (!circuit) return { queue, streams };
+  return { queue, streams, circuits: await Promise.all(deps.sources.map((s) => circuit(s.name))) };
 }
 
 type RejectRow = { source: string; stream: string; n: string };

@@ -145,13 +145,27 @@ export async function readCircuit(redis: Redis, prefix: string, source: string):
   return stateOf(source, await redis.hgetall(circuitKey(prefix, source)));
 }
 
-/** One line for people: why requests to the source are not sent, and when it is tried again. */
+/** The upstream problem in a few words: "503 Service Unavailable", "connection refused", … */
+export function outageProblem(state: Pick<CircuitState, 'lastCode' | 'lastError'>): string {
+  const text = state.lastError ?? '';
+  if (state.lastCode === 'SERVICE_UNAVAILABLE') {
+    const status = /\b(5\d\d|408)\b/.exec(text)?.[1];
+    if (status === '503') return 'it answers 503 Service Unavailable';
+    return status ? `it answers ${status}` : 'it answers with server errors';
+  }
+  if (/ECONNREFUSED/.test(text)) return 'connection refused';
+  if (/ECONNRESET|socket hang up/i.test(text)) return 'connection reset';
+  if (/timeout|ETIMEDOUT/i.test(text)) return 'no answer in time (timeout)';
+  return 'it cannot be reached';
+}
+
+/** One line for people: what is wrong upstream, since when, and when paysync tries again. */
 export function describeOpenCircuit(state: CircuitState): string {
   const since = state.since ? ` since ${state.since.toISOString()}` : '';
   const next = state.nextProbe ? `next probe at ${state.nextProbe.toISOString()}` : 'probed at the next tick';
   return (
-    `circuit open${since} after ${state.failures} failed attempts in a row ` +
-    `(last: ${state.lastError ?? 'unknown'}); ${next}, one request per stream`
+    `${outageProblem(state)}; circuit open${since} after ${state.failures} failed attempts in a row, ` +
+    `${next} (one request per stream); last error: ${state.lastError ?? 'unknown'}`
   );
 }
 

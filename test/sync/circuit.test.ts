@@ -16,11 +16,13 @@ import {
   OPEN_AFTER_FAILURES,
   isOutage,
   nextProbeGap,
+  outageProblem,
   readCircuit,
 } from '../../src/sync/circuit.js';
 import { runTick } from '../../src/sync/run-work.js';
 import { CircuitOpenError } from '../../src/errors.js';
 import { STREAMS, type Stream } from '../../src/upstream/schemas.js';
+import { harnessEnv, runCli } from '../helpers/cli-run.js';
 import { harnessFor } from '../helpers/sync-harness.js';
 
 const EVERY_MS = 5_000;
@@ -32,6 +34,25 @@ describe('the probe schedule (pure)', () => {
     let gap = 0;
     for (let i = 0; i < 6; i++) gaps.push((gap = nextProbeGap(gap, EVERY_MS)));
     expect(gaps.map((g) => g / EVERY_MS)).toEqual([1, 2, 4, 4, 4, 4]);
+  });
+
+  it('names the upstream problem as people say it', () => {
+    const named = (lastCode: 'SERVICE_UNAVAILABLE' | 'CONNECTION_FAILED', lastError: string) =>
+      outageProblem({ lastCode, lastError });
+    expect(named('SERVICE_UNAVAILABLE', 'the service answered 503 (source default, /api/transferts)')).toBe(
+      'it answers 503 Service Unavailable',
+    );
+    expect(named('SERVICE_UNAVAILABLE', 'the service answered 502 (source default, /api/transferts)')).toBe(
+      'it answers 502',
+    );
+    const network = 'could not reach the service: ';
+    expect(named('CONNECTION_FAILED', `${network}ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9`)).toBe(
+      'connection refused',
+    );
+    expect(named('CONNECTION_FAILED', `${network}ECONNRESET: socket hang up`)).toBe('connection reset');
+    expect(named('CONNECTION_FAILED', `${network}no answer within 300 ms (timeout)`)).toBe(
+      'no answer in time (timeout)',
+    );
   });
 
   it('counts 5xx, 408 and no answer as the service being down; any other answer as up', () => {
@@ -85,6 +106,7 @@ describe('a service down for a minute', () => {
       const outageFrom = h.sim.now().getTime();
       const down = await minute();
       const during = await readCircuit(h.runtime.redis, h.prefix, source.name);
+      const statusDown = await runCli(['status'], harnessEnv(h));
       // a worker's other requests are refused unsent while the circuit is open
       const sentBefore = log().length;
       await expect(other.client(source).listTransfers({ page: 0, size: 1 })).rejects.toBeInstanceOf(
@@ -112,6 +134,10 @@ describe('a service down for a minute', () => {
       expect(during).toMatchObject({ open: true, lastCode: 'SERVICE_UNAVAILABLE' });
       expect(during.lastError).toMatch(/503/);
       expect(during.nextProbe).not.toBeNull();
+      expect(statusDown.status).toBe(1);
+      expect(statusDown.stdout).toMatch(
+        /needs attention:\n {2}default: the service is down, it answers 503 Service Unavailable; circuit open since /,
+      );
 
       // back: the next due probe closes the circuit, and within two ticks of it what was made meanwhile lands
       let ticksToClose = 0;
@@ -131,6 +157,11 @@ describe('a service down for a minute', () => {
       expect(rows.length).toBe(made.length);
       const after = [await tick(), await tick()];
       expect(after.every((t) => t.payments > 0 && t.transfers > 0)).toBe(true); // syncing again
+      const statusBack = await runCli(['status'], harnessEnv(h));
+      expect({ code: statusBack.status, out: statusBack.stdout }).toEqual({
+        code: 0,
+        out: expect.stringMatching(/\nhealthy\n$/),
+      });
     } finally {
       await other.close();
     }

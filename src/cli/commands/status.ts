@@ -12,6 +12,7 @@ import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
 import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
+import { describeOpenCircuit, readCircuit, type CircuitState } from '../../sync/circuit.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
@@ -34,6 +35,7 @@ export async function run(argv: string[]): Promise<number> {
       checkpoints: runtime.checkpoints,
       sources,
       queue,
+      circuit: (source) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, source),
     }).finally(() => queue.close());
     const { queue: counts, streams: rows } = status;
     const reconcile = await recentReconcileResults(runtime.pool, RECONCILE_DAYS);
@@ -42,13 +44,18 @@ export async function run(argv: string[]): Promise<number> {
     const staleness = (
       await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
     ).filter((line): line is string => line !== null);
-    const attention = [...reasons(rows, reconcile), ...backfillReasons(backfills)];
+    const attention = [
+      ...downReasons(status.circuits ?? []),
+      ...reasons(rows, reconcile),
+      ...backfillReasons(backfills),
+    ];
     // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
     const finance = await restatedAfterSignoff(runtime.pool);
     if (args.json) {
       const body = {
         queue: counts,
         streams: rows,
+        circuits: status.circuits,
         backfills,
         transfersStaleness: staleness,
         reconcile,
@@ -160,6 +167,20 @@ function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
       );
   }
   return out;
+}
+
+/**
+ * A source whose service is down (its circuit open): paysync waits and probes by itself; the line names
+ * the upstream problem so ops can take it to the service's owners.
+ */
+function downReasons(circuits: CircuitState[]): string[] {
+  return circuits
+    .filter((c) => c.open)
+    .map(
+      (c) =>
+        `${c.source}: the service is down, ${oneLine(describeOpenCircuit(c))}; paysync resumes by itself ` +
+        'when it answers (docs/operations.md#the-service-is-down)',
+    );
 }
 
 /** A running backfill with failed items needs a person: those windows will not be read again by themselves. */
