@@ -133,6 +133,8 @@ export class UpstreamNetworkError extends UpstreamError {
  * waits (jobs are put back without spending an attempt) and each tick sends one probe per stream.
  */
 export class CircuitOpenError extends UpstreamError {
+  /** The window reason of a run this error ends (src/sync/window-reasons.ts): an outage, not the day's fault. */
+  readonly reason = 'CIRCUIT_OPEN';
   constructor(ctx: UpstreamContext, detail: string) {
     super('CIRCUIT_OPEN', ctx, `request not sent, the service is down: ${detail}`);
   }
@@ -145,10 +147,15 @@ export class UpstreamProtocolError extends UpstreamError {
   }
 }
 
-/** Paging could not end on evidence (page ignored, ceiling hit). Not retried blindly: reported. */
+/**
+ * Paging could not end on evidence (page ignored, ceiling hit). Not retried blindly: reported. `reason`
+ * is the window reason code (src/sync/window-reasons.ts) the window's sync-log row carries.
+ */
 export class PaginationError extends UpstreamError {
-  constructor(ctx: UpstreamContext, detail: string) {
+  readonly reason: string;
+  constructor(ctx: UpstreamContext, detail: string, reason = 'PAGE_CEILING') {
     super('PAGINATION', ctx, detail);
+    this.reason = reason;
   }
 }
 

@@ -13,6 +13,7 @@ import type { CheckpointStore } from './checkpoints.js';
 import type { Circuit } from './circuit.js';
 import type { TransferMemory } from './transfer-state.js';
 import type { SyncWarehouse } from './ports.js';
+import type { ReasonCode } from './window-reasons.js';
 
 export interface SyncOptions {
   /** Requested page size (the service may cap it). */
@@ -46,7 +47,10 @@ export interface WindowReport {
   reportedTotal: number | null;
   distinct: number;
   reads: number;
-  outcome: 'complete' | 'incomplete';
+  /** `incomplete`: the reads ran and the evidence fell short; `failed`: an error ended the run. */
+  outcome: 'complete' | 'incomplete' | 'failed';
+  /** Why it is not complete: a code of window-reasons.ts; null when complete. */
+  reasonCode: ReasonCode | null;
   ms: number;
 }
 

@@ -24,21 +24,57 @@ export type TickOutcome =
   | { stream: Stream; down: CircuitState };
 
 /**
- * One live tick of one stream; records its success, or its error (then rethrows it). While the source's
- * circuit is open the tick sends the stream's probe when one is due and nothing else, and returns `down`;
- * when the probe is answered, the tick runs as usual. A circuit that opens during the tick ends it the
- * same way (its error recorded).
+ * Why a tick that ran to its end did not succeed, or null when it did: every window it read complete.
+ * A tick whose windows all failed unread on one error code (the service answering only 503, or not at
+ * all) reports that code, so status can tell an outage; one that read something reports WINDOW_INCOMPLETE
+ * (the service answers; some windows fall short). A tick held by an open circuit reports CIRCUIT_OPEN.
+ */
+export function tickFailure(outcome: TickOutcome): { code: string; message: string } | null {
+  if ('down' in outcome) return { code: 'CIRCUIT_OPEN', message: describeOpenCircuit(outcome.down) };
+  if ('result' in outcome) {
+    const r = outcome.result;
+    return r && r.outcome !== 'complete'
+      ? { code: 'WINDOW_INCOMPLETE', message: `transfers read incomplete: ${r.detail ?? 'no detail'}` }
+      : null;
+  }
+  const all = [...outcome.report.windows, ...outcome.report.revisits];
+  const bad = all.filter((w) => w.outcome !== 'complete');
+  if (bad.length === 0) return null;
+  const codes = new Set(bad.map((w) => w.errorCode ?? 'WINDOW_INCOMPLETE'));
+  const unread = bad.length === all.length && codes.size === 1;
+  const code = unread ? [...codes][0]! : 'WINDOW_INCOMPLETE';
+  const first = bad[0]!;
+  return {
+    code,
+    message: `${bad.length} of ${all.length} windows incomplete; ${first.window}: ${first.detail}`,
+  };
+}
+
+/**
+ * One live tick of one stream. A tick that read every window complete records its success; one that ran
+ * but left windows incomplete records an error instead (so "last success" never moves while the service
+ * answers nothing but errors) and returns; one that threw records its error and rethrows it. While the
+ * source's circuit is open the tick sends the stream's probe when one is due and nothing else, and returns
+ * `down`; when the probe is answered, the tick runs as usual. A circuit that opens during the tick ends it
+ * the same way (its error recorded).
  */
 export async function runTick(deps: TickDeps, stream: Stream): Promise<TickOutcome> {
   const source = deps.source.name;
   const down = await circuitTurn(deps.circuit, stream);
-  if (down) return { stream, down };
+  if (down) {
+    const held: TickOutcome = { stream, down };
+    const failure = tickFailure(held);
+    if (failure) await deps.checkpoints.recordError(source, stream, failure);
+    return held;
+  }
   try {
     const outcome: TickOutcome =
       stream === 'payments'
         ? { stream, report: await tickPayments(deps) }
         : { stream, result: await tickTransfers(deps) };
-    await deps.checkpoints.recordSuccess(source, stream, new Date());
+    const failure = tickFailure(outcome);
+    if (failure) await deps.checkpoints.recordError(source, stream, failure);
+    else await deps.checkpoints.recordSuccess(source, stream, new Date());
     return outcome;
   } catch (error) {
     const code = error instanceof PaysyncError ? error.code : 'ERROR';

@@ -14,13 +14,15 @@ import type { SimOutageSpan } from '../../src/sim/types.js';
 import {
   MAX_PROBE_GAP_TICKS,
   OPEN_AFTER_FAILURES,
-  isOutage,
+  isOutageError,
+  isOutageStatus,
   nextProbeGap,
   outageProblem,
   readCircuit,
 } from '../../src/sync/circuit.js';
 import { runTick } from '../../src/sync/run-work.js';
-import { CircuitOpenError } from '../../src/errors.js';
+import { CircuitOpenError, UpstreamAuthError, UpstreamServerError } from '../../src/errors.js';
+import { blocksDay, reasonOfError } from '../../src/sync/window-reasons.js';
 import { STREAMS, type Stream } from '../../src/upstream/schemas.js';
 import { harnessEnv, runCli } from '../helpers/cli-run.js';
 import { harnessFor } from '../helpers/sync-harness.js';
@@ -56,8 +58,17 @@ describe('the probe schedule (pure)', () => {
   });
 
   it('counts 5xx, 408 and no answer as the service being down; any other answer as up', () => {
-    expect([500, 502, 503, 504, 408, 'network' as const].every(isOutage)).toBe(true);
-    expect([200, 204, 400, 401, 403, 404, 429].some(isOutage)).toBe(false);
+    expect([500, 502, 503, 504, 408, 'network' as const].every(isOutageStatus)).toBe(true);
+    expect([200, 204, 400, 401, 403, 404, 429].some(isOutageStatus)).toBe(false);
+  });
+
+  it('a request the open circuit refused ends its window with CIRCUIT_OPEN: an outage, not the day’s fault', () => {
+    const refused = new CircuitOpenError({ source: 'default', endpoint: '/api/transferts' }, 'circuit open');
+    expect(reasonOfError(refused)).toBe('CIRCUIT_OPEN');
+    expect(blocksDay(reasonOfError(refused))).toBe(false);
+    expect(isOutageError(refused)).toBe(true);
+    expect(isOutageError(new UpstreamServerError({ endpoint: '/api/transferts' }, 503))).toBe(true);
+    expect(isOutageError(new UpstreamAuthError({ endpoint: '/api/transferts' }, 'no'))).toBe(false);
   });
 });
 
