@@ -38,7 +38,7 @@ export type Phase = (typeof PHASES)[number];
 export const OUTAGE_CODES: ReadonlySet<string> = new Set([
   'UPSTREAM_SERVER_ERROR',
   'UPSTREAM_NETWORK',
-  'CIRCUIT_OPEN', // the source's circuit is open: the tick sent its probe at most (src/sync/circuit.ts)
+  'CIRCUIT_OPEN',
 ]);
 
 /** What ops should do in each phase (the status page, `paysync status` and docs/operations.md say it). */

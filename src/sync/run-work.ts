@@ -62,10 +62,9 @@ export async function runTick(deps: TickDeps, stream: Stream): Promise<TickOutco
   const source = deps.source.name;
   const down = await circuitTurn(deps.circuit, stream);
   if (down) {
-    const held: TickOutcome = { stream, down };
-    const failure = tickFailure(held);
-    if (failure) await deps.checkpoints.recordError(source, stream, failure);
-    return held;
+    const failure = tickFailure({ stream, down })!;
+    await deps.checkpoints.recordError(source, stream, failure).catch(() => undefined);
+    return { stream, down };
   }
   try {
     const outcome: TickOutcome =
