@@ -22,7 +22,7 @@ import {
 } from '../../src/sync/circuit.js';
 import { runTick } from '../../src/sync/run-work.js';
 import { CircuitOpenError, UpstreamAuthError, UpstreamServerError } from '../../src/errors.js';
-import { blocksDay, reasonOfError } from '../../src/sync/window-reasons.js';
+import { blocksDay, isOutage, reasonOfError } from '../../src/sync/window-reasons.js';
 import { STREAMS, type Stream } from '../../src/upstream/schemas.js';
 import { harnessEnv, runCli } from '../helpers/cli-run.js';
 import { harnessFor } from '../helpers/sync-harness.js';
@@ -126,6 +126,13 @@ describe('a service down for a minute', () => {
         CircuitOpenError,
       );
       expect(log().length).toBe(sentBefore);
+      // the windows the outage ended have their rows, with outage reasons: none counts towards a blocked day
+      const { rows: failed } = await h.runtime.pool.query(
+        `SELECT DISTINCT reason_code, failures FROM reporting.sync_windows WHERE outcome <> 'complete'`,
+      );
+      expect(failed.length).toBeGreaterThan(0);
+      for (const row of failed)
+        expect({ ...row, outage: isOutage(row.reason_code) }).toMatchObject({ outage: true, failures: 0 });
       h.sim.setSwitches({ outage: 'none' });
       const outageTo = h.sim.now().getTime();
       const span = h.sim.outages().at(-1) as SimOutageSpan;
