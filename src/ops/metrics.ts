@@ -125,6 +125,7 @@ export class PaysyncMetrics {
       else this.c.lastTick.remove(labels);
     }
     for (const [state, n] of Object.entries(status.queue)) this.c.queue.set({ state }, n);
+    for (const c of status.circuits ?? []) this.c.circuitOpen.set({ source: c.source }, c.open ? 1 : 0);
   }
 
   /** A day's latest reconcile: rows with unexplained differences, and quarantined records (apart). */
@@ -268,6 +269,12 @@ function buildCollectors(registry: Registry) {
       name: 'paysync_queue_jobs',
       help: 'Jobs in the sync queue by state (waiting, prioritized, delayed, active, failed, completed).',
       labelNames: ['state'],
+      registers,
+    }),
+    circuitOpen: new Gauge({
+      name: 'paysync_upstream_circuit_open',
+      help: '1 while the service of a source is down (its circuit is open: no requests but one probe per stream per tick), else 0.',
+      labelNames: ['source'],
       registers,
     }),
     scrapeErrors: new Gauge({

@@ -8,6 +8,7 @@ import type { Job, Queue, Worker } from 'bullmq';
 import type { Express } from 'express';
 import type { Settings } from '../config/settings.js';
 import { ConfigError } from '../errors.js';
+import { readCircuit } from '../sync/circuit.js';
 import type { Runtime } from '../sync/services.js';
 import { dashboardApp } from './dashboard.js';
 import { isLoopback, listen, type RunningServer, type ServeOptions } from './http-server.js';
@@ -120,6 +121,7 @@ export async function startProbeServer(
           settings,
           queue,
           now: () => runtime.now(),
+          circuit: (source) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, source),
         });
       refresh = async () => {
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))

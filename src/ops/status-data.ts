@@ -1,13 +1,14 @@
 /**
  * Where sync stands, per source and stream: the facts behind `paysync status`, the ops status page and the
  * scrape-time gauges of /metrics. One gathering, three views; the phase each view shows is decided from
- * these facts by one pure function (status-health.ts). Reads Redis (checkpoints, queue counts) and
+ * these facts by one pure function (status-health.ts). Reads Redis (checkpoints, circuits, queue counts) and
  * PostgreSQL (open rejects, failing windows, whether anything ever synced); never writes.
  */
 import type { Pool } from 'pg';
 import type { Queue } from 'bullmq';
 import type { Settings, Source } from '../config/settings.js';
 import { windowKey, type CheckpointStore } from '../sync/checkpoints.js';
+import type { CircuitState } from '../sync/circuit.js';
 import { syncStart } from '../sync/tick-plan.js';
 import { STREAMS, type Stream } from '../upstream/schemas.js';
 import { blockedDays } from './blocked-days.js';
@@ -46,6 +47,8 @@ export type QueueCounts = Record<string, number>;
 export interface StatusData {
   queue: QueueCounts;
   streams: StreamStatus[];
+  /** Each source's circuit breaker (open: the service is down, src/sync/circuit.ts), when read. */
+  circuits?: CircuitState[];
 }
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'] as const;
@@ -58,6 +61,8 @@ export interface StatusDeps {
   settings: Pick<Settings, 'SYNC_START' | 'REPORT_TIMEZONE'> & Partial<Pick<Settings, 'BLOCKED_AFTER'>>;
   queue: Pick<Queue, 'getJobCounts'>;
   now?: () => Date;
+  /** Reads a source's circuit (readCircuit); without it, circuits are not shown. */
+  circuit?: (source: string) => Promise<CircuitState>;
 }
 
 export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
@@ -99,7 +104,9 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
       });
     }
   }
-  return { queue, streams };
+  const { circuit } = deps;
+  if (!circuit) return { queue, streams };
+  return { queue, streams, circuits: await Promise.all(deps.sources.map((s) => circuit(s.name))) };
 }
 
 /** Failing windows listed per stream at most (the count of a long outage's windows is not the point). */

@@ -14,6 +14,7 @@ import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
 import { PHASE_TODO, streamHealth, worstPhase } from '../../ops/status-health.js';
 import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
+import { describeOpenCircuit, readCircuit, type CircuitState } from '../../sync/circuit.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
@@ -44,6 +45,7 @@ export async function run(argv: string[]): Promise<number> {
       sources,
       settings,
       queue,
+      circuit: (source) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, source),
     }).finally(() => queue.close());
     const { queue: counts, streams: rows } = status;
     const reconcile = await recentReconcileResults(runtime.pool, RECONCILE_DAYS);
@@ -55,6 +57,7 @@ export async function run(argv: string[]): Promise<number> {
     const failing = byReason(await failingWindows(runtime.pool));
     const blocked = await blockedDays(runtime.pool, settings.REPORT_TIMEZONE, settings.BLOCKED_AFTER);
     const attention = [
+      ...downReasons(status.circuits ?? []),
       ...reasons(rows, reconcile),
       ...failingReasonLines(failing),
       ...blocked.map(blockedDayLine),
@@ -67,6 +70,7 @@ export async function run(argv: string[]): Promise<number> {
         phase: worstPhase(rows.map((r) => streamHealth(r).phase)),
         queue: counts,
         streams: rows.map((r) => ({ ...r, health: streamHealth(r) })),
+        circuits: status.circuits,
         backfills,
         transfersStaleness: staleness,
         failingWindows: failing,
@@ -187,6 +191,20 @@ function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
       );
   }
   return out;
+}
+
+/**
+ * A source whose service is down (its circuit open): paysync waits and probes by itself; the line names
+ * the upstream problem so ops can take it to the service's owners.
+ */
+function downReasons(circuits: CircuitState[]): string[] {
+  return circuits
+    .filter((c) => c.open)
+    .map(
+      (c) =>
+        `${c.source}: the service is down, ${oneLine(describeOpenCircuit(c))}; paysync resumes by itself ` +
+        'when it answers (docs/operations.md#the-service-is-down)',
+    );
 }
 
 /** A running backfill with failed items needs a person: those windows will not be read again by themselves. */
