@@ -13,6 +13,7 @@ import { dashboardApp } from './dashboard.js';
 import { isLoopback, listen, type RunningServer, type ServeOptions } from './http-server.js';
 import { RESULT_DAYS, type PaysyncMetrics } from './metrics.js';
 import { mismatchesByDay, recentReconcileResults } from './reconcile-results.js';
+import { gatherExports } from './export-state.js';
 import { metricsApp } from './metrics-app.js';
 import { gatherStatus } from './status-data.js';
 import { gatherStatusPage } from './status-gather.js';
@@ -84,6 +85,7 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
       sources: settings.sources,
       settings,
       queue,
+      now: () => runtime.now(),
     });
   const servers: RunningServer[] = [];
   let metricsUrl: string | null = null;
@@ -95,6 +97,7 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))
           metrics.recordReconcileResult(d.day, d.mismatches, d.at, d.quarantined);
         metrics.setRestatedAfterSignoff((await restatedAfterSignoff(runtime.pool)).map((d) => d.day));
+        metrics.setExports(await gatherExports(runtime.pool, settings, runtime.now(), RESULT_DAYS));
         return status();
       };
       const health = { redis: runtime.redis, pool: runtime.pool, ready };
