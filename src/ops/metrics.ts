@@ -94,6 +94,8 @@ export class PaysyncMetrics {
     this.c.rejects.inc(labels, r.rejects);
     this.c.windowSeconds.observe({ ...labels, kind: r.kind, outcome: r.outcome }, r.ms / 1000);
     this.c.windows.inc({ ...labels, outcome: r.outcome });
+    if (r.outcome !== 'complete' && r.reasonCode !== null)
+      this.c.windowFailures.inc({ ...labels, reason: r.reasonCode });
   };
 
   /** A probe found the service answering an open point differently than the previous probe. */
@@ -188,8 +190,14 @@ function buildCollectors(registry: Registry) {
     }),
     windows: new Counter({
       name: 'paysync_windows_total',
-      help: 'Windows (and transfers scans) run, by outcome: complete or incomplete.',
+      help: 'Windows (and transfers scans) run, by outcome: complete, incomplete (evidence short) or failed (an error ended it).',
       labelNames: [...ss, 'outcome'],
+      registers,
+    }),
+    windowFailures: new Counter({
+      name: 'paysync_window_failures_total',
+      help: 'Window (and transfers scan) runs that ended incomplete or failed, by reason code (src/sync/window-reasons.ts; docs/operations.md lists them).',
+      labelNames: [...ss, 'reason'],
       registers,
     }),
     windowSeconds: new Histogram({

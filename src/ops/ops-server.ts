@@ -15,6 +15,7 @@ import { RESULT_DAYS, type PaysyncMetrics } from './metrics.js';
 import { mismatchesByDay, recentReconcileResults } from './reconcile-results.js';
 import { gatherExports } from './export-state.js';
 import { metricsApp } from './metrics-app.js';
+import { readCircuit } from '../sync/circuit.js';
 import { gatherStatus } from './status-data.js';
 import { gatherStatusPage } from './status-gather.js';
 import { restatedAfterSignoff } from './status-signoffs.js';
@@ -85,6 +86,7 @@ export async function startOps(deps: OpsDeps): Promise<RunningOps> {
       sources: settings.sources,
       settings,
       queue,
+      circuits: (name) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, name),
       now: () => runtime.now(),
     });
   const servers: RunningServer[] = [];

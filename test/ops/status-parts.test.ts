@@ -107,6 +107,7 @@ const stream = (over: Partial<StreamStatus> = {}): StreamStatus => ({
   lastErrorCode: null,
   everSynced: true,
   blockedDays: [],
+  circuit: null,
   openRejects: 0,
   ...over,
 });
@@ -169,6 +170,20 @@ describe('health phases agree with the alerts', () => {
         reason: expect.stringMatching(/no success yet/),
       });
     }
+    // the source's circuit is open: down, whatever the last tick recorded
+    const open = stream({
+      circuit: { since: '2026-03-10T00:04:00.000Z', lastError: 'the service answered 503' },
+    });
+    expect(streamHealth(open)).toMatchObject({
+      phase: 'down',
+      reason: expect.stringMatching(
+        /circuit open since 2026-03-10T00:04:00.000Z, .*the service answered 503/,
+      ),
+    });
+    // a window reason of the outage kind (a tick whose windows all failed unread) is an outage too
+    expect(
+      streamHealth(stream(failedAfterSuccess('SERVICE_UNAVAILABLE', '5 of 5 windows not complete'))).phase,
+    ).toBe('down');
     // an outage that ended: a success after the error
     const recovered = stream({
       ...failedAfterSuccess('UPSTREAM_NETWORK', 'x'),

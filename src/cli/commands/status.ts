@@ -14,10 +14,17 @@ import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
 import { PHASE_TODO, streamHealth, worstPhase } from '../../ops/status-health.js';
 import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
+import { readCircuit } from '../../sync/circuit.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
 import { oneLine } from '../../terminal-text.js';
+import {
+  byReason,
+  failingReasonLines,
+  failingWindows,
+  renderFailingReasons,
+} from '../../ops/window-failures.js';
 import { parseCommandArgs } from '../args.js';
 
 type Row = StreamStatus;
@@ -37,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
       sources,
       settings,
       queue,
+      circuits: (name) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, name),
     }).finally(() => queue.close());
     const { queue: counts, streams: rows } = status;
     const reconcile = await recentReconcileResults(runtime.pool, RECONCILE_DAYS);
@@ -45,7 +53,12 @@ export async function run(argv: string[]): Promise<number> {
     const staleness = (
       await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
     ).filter((line): line is string => line !== null);
-    const attention = [...reasons(rows, reconcile), ...backfillReasons(backfills)];
+    const failing = byReason(await failingWindows(runtime.pool));
+    const attention = [
+      ...reasons(rows, reconcile),
+      ...failingReasonLines(failing),
+      ...backfillReasons(backfills),
+    ];
     // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
     const finance = await restatedAfterSignoff(runtime.pool);
     if (args.json) {
@@ -55,6 +68,7 @@ export async function run(argv: string[]): Promise<number> {
         streams: rows.map((r) => ({ ...r, health: streamHealth(r) })),
         backfills,
         transfersStaleness: staleness,
+        failingWindows: failing,
         reconcile,
         attention,
         finance: finance.map((d) => ({
@@ -70,6 +84,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(
         renderTable(rows, counts) +
           staleness.map((line) => `${line}\n`).join('') +
+          renderFailingReasons(failing, oneLine) +
           renderBackfills(backfills) +
           renderReconcile(reconcile, attention) +
           renderFinanceAttention(finance),
