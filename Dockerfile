@@ -18,8 +18,8 @@ RUN mkdir -p /exports && chown node:node /exports
 ENV NODE_ENV=production EXPORT_DIR=/exports
 # node:*-slim ships the unprivileged user `node` (uid 1000): paysync needs no root.
 USER node
-# /healthz answers 200 when the process, Redis and PostgreSQL answer; it needs METRICS_PORT (the
-# worker's metrics server). A one-shot command (migrate, backfill) shows "unhealthy" once the start
+# /healthz, the readiness probe, answers 200 when Redis and PostgreSQL answer, the migrations are applied
+# and the worker takes jobs; it needs METRICS_PORT (the worker's metrics server). A one-shot command (migrate, backfill) shows "unhealthy" once the start
 # period is over if it runs that long; nothing acts on the health of a `docker compose run` container.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "docker/healthcheck.mjs"]
 ENTRYPOINT ["docker/entrypoint.sh"]

@@ -1,6 +1,7 @@
 /* global fetch, AbortSignal */
 // The image's HEALTHCHECK: exit 0 when the URL answers 200 within 4 s, else 1 with the reason on stderr.
-// Default URL: the worker's /healthz on METRICS_PORT (process up, Redis and PostgreSQL reachable).
+// Default URL: the worker's /healthz on METRICS_PORT (its readiness: Redis and PostgreSQL reachable,
+// migrations applied, taking jobs; /livez is the liveness probe).
 // No curl in node:*-slim, and Node 20 has fetch: this file needs nothing else.
 const port = process.env.METRICS_PORT;
 const url = process.argv[2] ?? (port ? `http://127.0.0.1:${port}/healthz` : undefined);

@@ -79,6 +79,11 @@ const EnvSchema = z.object({
   BACKFILL_MAX_DAYS: integer('BACKFILL_MAX_DAYS', 1, 100_000).prefault('366'),
   WORKER_CONCURRENCY: integer('WORKER_CONCURRENCY', 1, 64).prefault('2'),
   JOB_LOCK: duration('JOB_LOCK', 1_000, 3_600_000).prefault('30s'),
+  /**
+   * How long a stopping worker waits for its running jobs before it exits anyway (they are taken over
+   * once their locks expire). The default stays under Kubernetes' default termination grace (30 s).
+   */
+  DRAIN_TIMEOUT: duration('DRAIN_TIMEOUT', 1_000, 3_600_000).prefault('25s'),
   EXPORT_AT: z
     .string()
     .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'EXPORT_AT must be a local time HH:MM')

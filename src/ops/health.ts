@@ -1,14 +1,24 @@
 /**
- * Liveness and readiness. /healthz: the process answers and can reach Redis and PostgreSQL (each check
- * bounded by a timeout, so a hung dependency reports instead of hanging the probe). /readyz: healthy and
- * the worker is taking jobs (false while it starts or drains after SIGTERM).
+ * The probes of paysync's own health (never the service's: a down service is `paysync status`'s and the
+ * alerts' business, and restarting or unlisting a worker would not heal it).
+ *
+ * - liveness (/livez): the process runs and its event loop turns; nothing else. The answer is made on the
+ *   event loop, so a loop blocked for good never answers and the probe's timeout says so. It holds while
+ *   Redis or PostgreSQL is down and while the worker starts or drains: restarting a worker heals none of
+ *   those.
+ * - readiness (/readyz, and /healthz, its older name): Redis and PostgreSQL answer, the database holds
+ *   every migration this paysync ships, and the worker is taking jobs (not while it starts or drains).
+ *   Each check is bounded by a timeout, so a hung dependency reports instead of hanging the probe.
  */
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
+import { describePending } from '../warehouse/migration-status.js';
 
 export interface HealthDeps {
   redis: Pick<Redis, 'ping'>;
   pool: Pick<Pool, 'query'>;
+  /** The migrations this paysync ships that the database lacks; absent: not checked. */
+  pendingMigrations?: () => Promise<string[]>;
   /** Whether this process is taking work; absent means always. */
   ready?: () => boolean;
   timeoutMs?: number;
@@ -19,14 +29,15 @@ export interface HealthReport {
   checks: Record<string, string>;
 }
 
-async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<string> {
+/** 'ok', the problem `check` names, or its error; a check that hangs past `timeoutMs` is an error. */
+async function probe(check: () => Promise<string | undefined>, timeoutMs: number): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
-    await Promise.race([check(), timeout]);
-    return 'ok';
+    const problem = await Promise.race([check(), timeout]);
+    return typeof problem === 'string' ? problem : 'ok';
   } catch (error) {
     return `error: ${(error as Error).message}`;
   } finally {
@@ -34,14 +45,23 @@ async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<
   }
 }
 
+/** Redis, PostgreSQL and (when given) the migrations, checked at once. */
 export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
   const timeoutMs = deps.timeoutMs ?? 2_000;
-  const [redis, postgres] = await Promise.all([
-    probe(() => deps.redis.ping(), timeoutMs),
-    probe(() => deps.pool.query('SELECT 1'), timeoutMs),
+  const pending = deps.pendingMigrations;
+  const [redis, postgres, migrations] = await Promise.all([
+    probe(async () => void (await deps.redis.ping()), timeoutMs),
+    probe(async () => void (await deps.pool.query('SELECT 1')), timeoutMs),
+    pending
+      ? probe(async () => {
+          const names = await pending();
+          return names.length === 0 ? 'ok' : describePending(names);
+        }, timeoutMs)
+      : Promise.resolve('ok'),
   ]);
-  const checks = { process: 'ok', redis, postgres };
-  return { ok: redis === 'ok' && postgres === 'ok', checks };
+  const checks: Record<string, string> = { process: 'ok', redis, postgres };
+  if (pending) checks.migrations = migrations;
+  return { ok: Object.values(checks).every((c) => c === 'ok'), checks };
 }
 
 export async function checkReady(deps: HealthDeps): Promise<HealthReport> {
@@ -49,6 +69,6 @@ export async function checkReady(deps: HealthDeps): Promise<HealthReport> {
   const taking = deps.ready ? deps.ready() : true;
   return {
     ok: health.ok && taking,
-    checks: { ...health.checks, worker: taking ? 'ok' : 'not taking jobs (starting or draining)' },
+    checks: { ...health.checks, worker: taking ? 'ok' : 'not taking jobs' },
   };
 }

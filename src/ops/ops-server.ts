@@ -1,6 +1,6 @@
 /**
  * What `paysync worker` serves besides jobs, each behind its setting and off when unset:
- * METRICS_PORT (on METRICS_HOST) → /metrics, /healthz, /readyz;
+ * METRICS_PORT (on METRICS_HOST) → /metrics, /livez, /readyz, /healthz (from the worker's first moment);
  * DASHBOARD_PORT (on DASHBOARD_HOST) → Bull Board at /queues and the status page at /status.
  * Both default to loopback; a dashboard on any other address needs DASHBOARD_TOKEN.
  */
@@ -13,18 +13,28 @@ import { dashboardApp } from './dashboard.js';
 import { isLoopback, listen, type RunningServer, type ServeOptions } from './http-server.js';
 import { RESULT_DAYS, type PaysyncMetrics } from './metrics.js';
 import { mismatchesByDay, recentReconcileResults } from './reconcile-results.js';
+import { readCircuit } from '../sync/circuit.js';
 import { gatherExports } from './export-state.js';
 import { metricsApp } from './metrics-app.js';
-import { readCircuit } from '../sync/circuit.js';
-import { gatherStatus } from './status-data.js';
+import { gatherStatus, type StatusData } from './status-data.js';
 import { gatherStatusPage } from './status-gather.js';
 import { restatedAfterSignoff } from './status-signoffs.js';
+import { pendingMigrations, shippedMigrations } from '../warehouse/migration-status.js';
+import type { HealthDeps } from './health.js';
+import { WorkerProbes } from './worker-probes.js';
 
 export interface OpsDeps {
   runtime: Runtime;
   queue: Queue;
   worker?: Worker;
   metrics: PaysyncMetrics;
+}
+
+export interface OpsEarly {
+  metricsUrl: string | null;
+  /** The runtime and the worker exist: metrics refresh from status, the dashboard starts, jobs count. */
+  attach(deps: OpsDeps): Promise<RunningOps>;
+  close(): Promise<void>;
 }
 
 export interface RunningOps {
@@ -73,73 +83,107 @@ async function listenNamed(
   }
 }
 
-export async function startOps(deps: OpsDeps): Promise<RunningOps> {
-  const { runtime, queue, metrics } = deps;
-  const settings = runtime.settings;
-  assertDashboardProtected(settings);
-  const serve: ServeOptions = { allowedHosts: settings.OPS_ALLOWED_HOSTS, log: runtime.log };
-  let taking = true;
-  const status = () =>
-    gatherStatus({
-      pool: runtime.pool,
-      checkpoints: runtime.checkpoints,
-      sources: settings.sources,
-      settings,
-      queue,
-      circuits: (name) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, name),
-      now: () => runtime.now(),
-    });
-  const servers: RunningServer[] = [];
-  let metricsUrl: string | null = null;
-  let dashboardUrl: string | null = null;
-  try {
-    if (settings.METRICS_PORT !== undefined) {
-      const ready = () => taking && (deps.worker ? deps.worker.isRunning() : true);
-      const refresh = async () => {
+/**
+ * The probe and metrics server, started before anything else of `paysync worker` (off when METRICS_PORT
+ * is unset): /livez answers from the first moment, /readyz says what the start waits for. `attach` adds
+ * the rest once the runtime and the worker exist.
+ */
+export async function startProbeServer(
+  settings: Settings,
+  log: Runtime['log'],
+  metrics: PaysyncMetrics,
+  probes: WorkerProbes,
+): Promise<OpsEarly> {
+  const serve: ServeOptions = { allowedHosts: settings.OPS_ALLOWED_HOSTS, log };
+  let refresh: (() => Promise<StatusData>) | null = null;
+  const server =
+    settings.METRICS_PORT === undefined
+      ? null
+      : await listenNamed(
+          metricsApp({ metrics, status: () => refresh, probes }),
+          'METRICS',
+          settings.METRICS_HOST,
+          settings.METRICS_PORT,
+          serve,
+        );
+  const close = async () => {
+    await server?.close();
+  };
+  return {
+    metricsUrl: server?.url ?? null,
+    close,
+    attach: async (deps) => {
+      const { runtime, queue } = deps;
+      const status = () =>
+        gatherStatus({
+          pool: runtime.pool,
+          checkpoints: runtime.checkpoints,
+          sources: settings.sources,
+          settings,
+          queue,
+          circuits: (name) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, name),
+          now: () => runtime.now(),
+        });
+      refresh = async () => {
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))
           metrics.recordReconcileResult(d.day, d.mismatches, d.at, d.quarantined);
         metrics.setRestatedAfterSignoff((await restatedAfterSignoff(runtime.pool)).map((d) => d.day));
         metrics.setExports(await gatherExports(runtime.pool, settings, runtime.now(), RESULT_DAYS));
         return status();
       };
-      const health = { redis: runtime.redis, pool: runtime.pool, ready };
-      const app = metricsApp({ metrics, status: refresh, health });
-      const server = await listenNamed(app, 'METRICS', settings.METRICS_HOST, settings.METRICS_PORT, serve);
-      servers.push(server);
-      metricsUrl = server.url;
-    }
-    if (settings.DASHBOARD_PORT !== undefined) {
-      const app = dashboardApp({
-        queue,
-        pool: runtime.pool,
-        status,
-        extras: (data) =>
-          gatherStatusPage({ pool: runtime.pool, queue, settings, now: () => new Date() }, data),
-        token: settings.DASHBOARD_TOKEN,
-      });
-      const server = await listenNamed(
-        app,
-        'DASHBOARD',
-        settings.DASHBOARD_HOST,
-        settings.DASHBOARD_PORT,
-        serve,
-      );
-      servers.push(server);
-      dashboardUrl = server.url;
-    }
-  } catch (error) {
-    await Promise.allSettled(servers.map((s) => s.close()));
-    throw error;
-  }
-  if (deps.worker) countJobs(deps.worker, metrics);
-  return {
-    metricsUrl,
-    dashboardUrl,
-    draining: () => {
-      taking = false;
-    },
-    close: async () => {
-      await Promise.allSettled(servers.map((s) => s.close()));
+      const dashboard = await startDashboard(deps, serve, status);
+      if (deps.worker) countJobs(deps.worker, metrics);
+      return {
+        metricsUrl: server?.url ?? null,
+        dashboardUrl: dashboard?.url ?? null,
+        draining: () => probes.draining(),
+        close: async () => {
+          await Promise.allSettled([close(), dashboard?.close()]);
+        },
+      };
     },
   };
+}
+
+async function startDashboard(
+  deps: OpsDeps,
+  serve: ServeOptions,
+  status: () => Promise<StatusData>,
+): Promise<RunningServer | null> {
+  const { runtime, queue } = deps;
+  const settings = runtime.settings;
+  if (settings.DASHBOARD_PORT === undefined) return null;
+  const app = dashboardApp({
+    queue,
+    pool: runtime.pool,
+    status,
+    extras: (data) => gatherStatusPage({ pool: runtime.pool, queue, settings, now: () => new Date() }, data),
+    token: settings.DASHBOARD_TOKEN,
+  });
+  return listenNamed(app, 'DASHBOARD', settings.DASHBOARD_HOST, settings.DASHBOARD_PORT, serve);
+}
+
+/** The readiness checks of a built runtime (and its worker, when given): health.ts. */
+export async function runtimeHealth(runtime: Runtime, worker?: Worker): Promise<HealthDeps> {
+  const shipped = await shippedMigrations();
+  return {
+    redis: runtime.redis,
+    pool: runtime.pool,
+    pendingMigrations: () => pendingMigrations(runtime.pool, shipped),
+    ...(worker ? { ready: () => worker.isRunning() } : {}),
+  };
+}
+
+/** Both ports at once, for a runtime and worker already running (tests, embedded uses). */
+export async function startOps(deps: OpsDeps): Promise<RunningOps> {
+  const { runtime, metrics } = deps;
+  assertDashboardProtected(runtime.settings);
+  const probes = new WorkerProbes(await runtimeHealth(runtime, deps.worker));
+  const early = await startProbeServer(runtime.settings, runtime.log, metrics, probes);
+  try {
+    return await early.attach(deps);
+  } catch (error) {
+    await early.close();
+    throw error;
+  }
 }

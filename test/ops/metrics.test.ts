@@ -1,7 +1,8 @@
 /**
  * The worker's metrics and health endpoints, against a real sync: after ticks run by a real BullMQ
  * worker, /metrics shows records, requests by endpoint and status, retries, windows, lag, queue depth and
- * the last successful tick; /healthz and /readyz answer for Redis, PostgreSQL and draining.
+ * the last successful tick; /readyz (and /healthz) answer for Redis, PostgreSQL, the migrations and
+ * draining, /livez for the process alone.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Queue } from 'bullmq';
@@ -64,18 +65,36 @@ describe('paysync worker metrics', () => {
     expect(sample(text, 'paysync_reconcile_mismatches', { day: yesterday })).toBe(1);
   });
 
-  it('answers /healthz and /readyz, and turns unready while draining', async () => {
+  it('answers /livez, /readyz and /healthz (its older name), and turns unready while draining', async () => {
     h = await startHarness({ name: 'opshealth', env: { METRICS_PORT: '0' } });
     stack = await startOpsStack(h);
-    const health = await get(`${stack.ops.metricsUrl}/healthz`);
-    expect(health.status).toBe(200);
-    expect(JSON.parse(health.text)).toEqual({ status: 'ok', process: 'ok', redis: 'ok', postgres: 'ok' });
-    expect((await get(`${stack.ops.metricsUrl}/readyz`)).status).toBe(200);
+    const ready = {
+      status: 'ok',
+      process: 'ok',
+      redis: 'ok',
+      postgres: 'ok',
+      migrations: 'ok',
+      worker: 'ok',
+    };
+    for (const path of ['/readyz', '/healthz']) {
+      const r = await get(`${stack.ops.metricsUrl}${path}`);
+      expect({ path, status: r.status, body: JSON.parse(r.text) }).toEqual({
+        path,
+        status: 200,
+        body: ready,
+      });
+    }
     stack.ops.draining();
-    const ready = await get(`${stack.ops.metricsUrl}/readyz`);
-    expect(ready.status).toBe(503);
-    expect(JSON.parse(ready.text).worker).toMatch(/draining/);
-    expect((await get(`${stack.ops.metricsUrl}/healthz`)).status).toBe(200);
+    for (const path of ['/readyz', '/healthz']) {
+      const r = await get(`${stack.ops.metricsUrl}${path}`);
+      expect({ path, status: r.status }).toEqual({ path, status: 503 });
+      expect(JSON.parse(r.text).worker).toMatch(/^draining/);
+    }
+    const live = await get(`${stack.ops.metricsUrl}/livez`);
+    expect({ status: live.status, body: JSON.parse(live.text) }).toEqual({
+      status: 200,
+      body: { status: 'ok', process: 'ok', worker: 'draining' },
+    });
   });
 });
 
@@ -89,6 +108,24 @@ describe('health checks', () => {
     expect(report.ok).toBe(false);
     expect(report.checks.redis).toMatch(/no answer within 100 ms/);
     expect(report.checks.postgres).toMatch(/ECONNREFUSED/);
+  });
+
+  it('name the migrations a database lacks, and what to run', async () => {
+    const report = await checkHealth({
+      redis: { ping: async () => 'PONG' as const },
+      pool: { query: (async () => ({ rows: [] })) as never },
+      pendingMigrations: async () => ['019_backfill_trace.sql', '021_a.sql', '022_b.sql', '023_c.sql'],
+    });
+    expect(report).toEqual({
+      ok: false,
+      checks: {
+        process: 'ok',
+        redis: 'ok',
+        postgres: 'ok',
+        migrations:
+          '4 migration(s) not applied (019_backfill_trace.sql, 021_a.sql, 022_b.sql, …): run `paysync migrate`',
+      },
+    });
   });
 });
 

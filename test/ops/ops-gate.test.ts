@@ -48,6 +48,7 @@ afterAll(async () => {
 
 const PATHS = () => [
   `${metrics}/metrics`,
+  `${metrics}/livez`,
   `${metrics}/healthz`,
   `${metrics}/readyz`,
   `${dashboard}/status`,
