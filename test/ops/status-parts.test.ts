@@ -40,6 +40,7 @@ const base: DayStateInput = {
   pack: { version: 2, state: 'final', generatedAt: new Date('2026-03-11T02:05:00Z'), stateReason: '' },
   reconcile: clean,
   backfillReading: false,
+  syncStart: new Date('2026-03-01T00:00:00Z'),
 };
 
 describe('a calendar day is final only by the export rule', () => {
@@ -83,6 +84,25 @@ describe('a calendar day is final only by the export rule', () => {
     expect(dayState({ ...none, backfillReading: true }).state).toBe('syncing');
     expect(dayState({ ...none, now: new Date('2026-03-10T12:00:00Z') }).state).toBe('syncing');
     expect(dayState({ ...base, pack: null }).state).toBe('provisional'); // covered, but no pack yet
+  });
+
+  it('a day before SYNC_START is out of range, not "not synced", and no backfill is asked for', () => {
+    const gap = { from: window.start, to: window.end };
+    const none: StreamCoverage[] = covered.map((c) => ({ ...c, gap }));
+    const early = { ...base, pack: null, reconcile: null, coverage: none };
+    const out = dayState({ ...early, syncStart: window.end }); // the day ends as live sync starts
+    expect(out).toMatchObject({
+      state: 'out-of-range',
+      reason: expect.stringMatching(/before live sync's start/),
+    });
+    expect(out.reason).not.toMatch(/paysync backfill --from/);
+    // the first day live sync covers is in range: missing there is "not synced", with the backfill to run
+    expect(dayState({ ...early, syncStart: window.start })).toMatchObject({
+      state: 'not-synced',
+      reason: expect.stringMatching(/run `paysync backfill --from 2026-03-10 --to 2026-03-10`/),
+    });
+    // a day before it that someone backfilled and published keeps its pack's state
+    expect(dayState({ ...base, syncStart: window.end }).state).toBe('final');
   });
 
   it('names the reconcile result in words', () => {
