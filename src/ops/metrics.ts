@@ -13,6 +13,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WindowReport } from '../sync/context.js';
+import type { ExportState } from './export-state.js';
 import type { StatusData } from './status-data.js';
 import { PHASES, phaseSlug, streamHealth } from './status-health.js';
 
@@ -144,6 +145,17 @@ export class PaysyncMetrics {
 
   recordExportResult(day: string, version: number, at: Date = new Date(), incomplete = false): void {
     this.exports.set(day, [version, at.getTime() / 1000, incomplete ? 1 : 0]);
+  }
+
+  /**
+   * The recent days' packs as PostgreSQL holds them (read at scrape time, export-state.ts): each day's
+   * latest version, and 1 in paysync_export_missing for each day whose pack is due and missing (no series
+   * for any other day).
+   */
+  setExports(state: ExportState): void {
+    for (const d of state.days) this.recordExportResult(d.day, d.version, d.at, d.incomplete);
+    this.c.exportMissing.reset();
+    for (const day of state.missing) this.c.exportMissing.set({ day }, 1);
   }
 
   /** The exposition text; `refresh` (status gathering) runs first, and its failure is itself a metric. */
@@ -315,6 +327,12 @@ function buildCollectors(registry: Registry) {
     restatedAfterSignoff: new Gauge({
       name: 'paysync_restated_after_signoff',
       help: 'Days whose records changed after finance signed off a version (1 each, until a new version is signed off); no series for other days.',
+      labelNames: ['day'],
+      registers,
+    }),
+    exportMissing: new Gauge({
+      name: 'paysync_export_missing',
+      help: 'Days whose pack the daily job should have published by now (after EXPORT_AT and the grace period) and that have none: 1 each; no series for other days.',
       labelNames: ['day'],
       registers,
     }),

@@ -4,11 +4,9 @@
  * Exit 0 healthy; 1 needs attention (the reasons listed); 2 cannot tell (the database is missing or not
  * migrated, PostgreSQL or Redis unreachable).
  */
-import type { Pool } from 'pg';
 import { loadSettings, requireSources } from '../../config/settings.js';
-import { ServiceUnreachableError } from '../../errors.js';
 import { recentReconcileResults, type ReconcileRow } from '../../ops/reconcile-results.js';
-import { checkPostgres, createRuntime } from '../../runtime.js';
+import { createRuntime, requireMigrated } from '../../runtime.js';
 import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
@@ -36,8 +34,7 @@ export async function run(argv: string[]): Promise<number> {
   const sources = requireSources(settings);
   const runtime = await createRuntime(settings, { name: 'paysync-status' });
   try {
-    await checkPostgres(runtime.pool, settings.DATABASE_URL);
-    await requireMigrated(runtime.pool);
+    await requireMigrated(runtime.pool, settings.DATABASE_URL);
     const queue = createQueue(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX);
     const status = await gatherStatus({
       pool: runtime.pool,
@@ -45,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
       sources,
       settings,
       queue,
-      circuit: (source) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, source),
+      circuits: (name) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, name),
     }).finally(() => queue.close());
     const { queue: counts, streams: rows } = status;
     const reconcile = await recentReconcileResults(runtime.pool, RECONCILE_DAYS);
@@ -149,32 +146,6 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
 }
 
 const RECONCILE_DAYS = 7;
-
-/**
- * `status` on a database that does not exist, or that `migrate` never ran on, cannot tell anything: it
- * would read as 0 rejects and no results. Exit 2 with what to run.
- */
-async function requireMigrated(pool: Pool): Promise<void> {
-  const found = await pool
-    .query<{ ok: boolean }>(
-      `SELECT to_regclass('reporting.sync_windows') IS NOT NULL
-          AND to_regclass('reporting.reconcile_records') IS NOT NULL
-          AND to_regclass('reporting.signoffs') IS NOT NULL AS ok`,
-    )
-    .then((r) => r.rows[0]?.ok === true)
-    .catch((error: { code?: string }) => {
-      if (error.code === '3D000') return 'missing' as const;
-      throw error;
-    });
-  if (found === 'missing')
-    throw new ServiceUnreachableError(
-      'the database in DATABASE_URL does not exist: run `paysync migrate` first',
-    );
-  if (!found)
-    throw new ServiceUnreachableError(
-      'the database in DATABASE_URL is not migrated (or not fully): run `paysync migrate` first',
-    );
-}
 
 /** What needs attention, one line each (empty: healthy): each stream not healthy, with what to do. */
 function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
