@@ -80,7 +80,7 @@ async function measure(s: Scenario, transfers: number, ticks: number): Promise<F
     PAYMENTS_API_KEY: sim.keys.organisation[org] as string,
     DATABASE_URL: databaseUrl,
     PAYSYNC_QUEUE_PREFIX: prefix,
-    UPSTREAM_RPS: '100000',
+    UPSTREAM_RPS: '10000',
     PAGE_SIZE: '100',
     // the periodic verification scan is measured apart (the first tick's full scan): keep it out of the ticks
     TRANSFERS_FULL_SCAN_EVERY: '1d',

@@ -2,10 +2,13 @@
  * The BullMQ processor: wires each job name to its use case in src/sync/ (or the pack, or the probe), and
  * turns the one retry table's verdict into BullMQ's terms: what retrying cannot fix becomes an
  * UnrecoverableError (the job fails at once with the reason), what can heal is thrown for BullMQ to retry
- * with backoff. A backfill item whose last attempt fails gets its verdict written in PostgreSQL.
+ * with backoff. A backfill item whose last attempt fails gets its verdict written in PostgreSQL. While the
+ * source's circuit is open (src/sync/circuit.ts) a backfill item waits: it is put back for SYNC_EVERY
+ * without spending an attempt, before it starts or when the circuit opens under it.
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { ConfigError, describeError, isRetryable } from '../src/errors.js';
+import { CircuitOpenError, ConfigError, describeError, isRetryable } from '../src/errors.js';
+import { isOutageError } from '../src/sync/circuit.js';
 import type { Runtime } from '../src/runtime.js';
 import type { WindowReport } from '../src/sync/context.js';
 import { backfillItemFailed, runBackfillItem, runTick, summarizeTick } from '../src/sync/run-work.js';
@@ -79,6 +82,18 @@ function dispatch(
   }
 }
 
+/**
+ * Whether a backfill item's failure is the service being down: the circuit refused a request, or a 5xx
+ * or lost connection came while the circuit is (now) open. Such an item waits instead of failing.
+ */
+async function serviceDown(runtime: Runtime, job: SyncJob, error: unknown): Promise<boolean> {
+  if (job.name !== 'window' && job.name !== 'scan') return false;
+  if (error instanceof CircuitOpenError) return true;
+  if (!isOutageError(error)) return false;
+  const circuit = runtime.syncContext(sourceOf(runtime, job.data.source)).circuit;
+  return circuit ? (await circuit.read()).open : false;
+}
+
 /** Whether this attempt is the job's last one (BullMQ counts attemptsMade after an attempt fails). */
 function lastAttempt(job: Job): boolean {
   return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
@@ -89,9 +104,20 @@ export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport
     let job: SyncJob | null = null;
     try {
       job = asSyncJob(raw);
+      if (job.name === 'window' || job.name === 'scan')
+        await runtime.syncContext(sourceOf(runtime, job.data.source)).circuit?.before(`backfill ${job.name}`);
       return await dispatch(runtime, job, onWindow, token);
     } catch (error) {
       if (error instanceof DelayedError) throw error; // moved to later on purpose, not a failure
+      if (job && (await serviceDown(runtime, job, error))) {
+        // the service is down: look again after a tick, without spending an attempt (DelayedError)
+        runtime.log.debug(
+          { job: raw.id, name: job.name },
+          `backfill item waits, the service is down: ${describeError(error)}`,
+        );
+        await raw.moveToDelayed(Date.now() + runtime.settings.SYNC_EVERY, token);
+        throw new DelayedError();
+      }
       const retryable = isRetryable(error);
       if ((job?.name === 'window' || job?.name === 'scan') && (!retryable || lastAttempt(job)))
         await backfillItemFailed(runtime.warehouse, job.data, error);

@@ -28,6 +28,10 @@ export const RETRY_BY_CODE = {
   UPSTREAM_SERVER_ERROR: { retry: true, why: '5xx or 408: the service may recover' },
   UPSTREAM_NETWORK: { retry: true, why: 'timeout, reset, refused connection: the network may recover' },
   UPSTREAM_PROTOCOL: { retry: true, why: 'a malformed body may be a transient fault of the service' },
+  CIRCUIT_OPEN: {
+    retry: true,
+    why: 'the service is down (its circuit is open): work waits, one probe per stream per tick finds it back',
+  },
   PAGINATION: { retry: true, why: 'paging did not end on evidence; a list shifting under it may settle' },
   WINDOW_INCOMPLETE: { retry: true, why: 'records fell short of the total; a later read may find them' },
   SERVICE_UNREACHABLE: { retry: true, why: 'PostgreSQL or Redis may come back' },

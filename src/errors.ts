@@ -127,6 +127,17 @@ export class UpstreamNetworkError extends UpstreamError {
   }
 }
 
+/**
+ * The request was not sent: the source's circuit is open (src/sync/circuit.ts), because the service failed
+ * every recent attempt with a 5xx, a timeout or a lost connection. Retryable, but not by hammering: work
+ * waits (jobs are put back without spending an attempt) and each tick sends one probe per stream.
+ */
+export class CircuitOpenError extends UpstreamError {
+  constructor(ctx: UpstreamContext, detail: string) {
+    super('CIRCUIT_OPEN', ctx, `request not sent, the service is down: ${detail}`);
+  }
+}
+
 /** The response was not what the interface allows (not JSON, not a list). Retried: it may be transient. */
 export class UpstreamProtocolError extends UpstreamError {
   constructor(ctx: UpstreamContext, detail: string) {
@@ -134,10 +145,15 @@ export class UpstreamProtocolError extends UpstreamError {
   }
 }
 
-/** Paging could not end on evidence (page ignored, ceiling hit). Not retried blindly: reported. */
+/**
+ * Paging could not end on evidence (page ignored, ceiling hit). Not retried blindly: reported. `reason`
+ * is the window reason code (src/sync/window-reasons.ts) the window's sync-log row carries.
+ */
 export class PaginationError extends UpstreamError {
-  constructor(ctx: UpstreamContext, detail: string) {
+  readonly reason: string;
+  constructor(ctx: UpstreamContext, detail: string, reason = 'PAGE_CEILING') {
     super('PAGINATION', ctx, detail);
+    this.reason = reason;
   }
 }
 

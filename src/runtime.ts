@@ -17,6 +17,7 @@ import { pgSyncWarehouse } from './warehouse/sync-ports.js';
 import { PgTransferMemory } from './warehouse/transfer-positions.js';
 import { CheckpointStore } from './sync/checkpoints.js';
 import { createRateGate } from './sync/rate-gate.js';
+import { Circuit } from './sync/circuit.js';
 import {
   DEFAULT_SYNC_OPTIONS,
   type SyncContext,
@@ -28,14 +29,13 @@ import type { Runtime } from './sync/services.js';
 
 export type { Runtime };
 
+type ResponseInfo = { endpoint: string; status: number | 'network'; attempt: number; ms: number };
+
 export interface RuntimeOptions {
   log?: Logger;
   /** A connection name shown in pg_stat_activity and Redis CLIENT LIST. */
   name?: string;
-  onResponse?: (
-    source: string,
-    info: { endpoint: string; status: number | 'network'; attempt: number; ms: number },
-  ) => void;
+  onResponse?: (source: string, info: ResponseInfo) => void;
   /** Scales the client's retry backoff (tests use a few milliseconds). */
   backoff?: { baseMs?: number; maxMs?: number; maxRetryAfterMs?: number };
   /** The clock of sync decisions (tests follow the simulator's). */
@@ -141,8 +141,9 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const syncOptions = syncOptionsFrom(settings);
   const warehouse = pgSyncWarehouse(pool);
   const transferMemory = new PgTransferMemory(pool);
-  const clients = new Map<string, UpstreamClient>();
-  const client = (source: Source): UpstreamClient => {
+  const now = options.now ?? (() => new Date());
+  const clients = new Map<string, { client: UpstreamClient; circuit: Circuit }>();
+  const wired = (source: Source) => {
     let c = clients.get(source.name);
     if (!c) {
       const gate = createRateGate(redis, {
@@ -150,25 +151,38 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         source: source.name,
         rps: settings.UPSTREAM_RPS,
       });
-      c = createUpstreamClient({
+      const base = {
         source,
         timeoutMs: settings.UPSTREAM_TIMEOUT,
         maxBodyBytes: settings.UPSTREAM_MAX_BODY,
-        retries: settings.UPSTREAM_RETRIES,
         beforeRequest: () => gate.acquire(),
         log,
         ...(options.backoff ? { backoff: options.backoff } : {}),
-        ...(options.onResponse ? { onResponse: (info) => options.onResponse?.(source.name, info) } : {}),
+        ...(options.onResponse
+          ? { onResponse: (info: ResponseInfo) => options.onResponse?.(source.name, info) }
+          : {}),
+      };
+      // The circuit watches every attempt; its probes go out once each, behind the same rate ceiling.
+      const circuit = new Circuit(redis, {
+        prefix: settings.PAYSYNC_QUEUE_PREFIX,
+        source: source.name,
+        syncEveryMs: settings.SYNC_EVERY,
+        now,
+        log,
+        probeClient: (watch) => createUpstreamClient({ ...base, retries: 0, watch }),
       });
+      const client = createUpstreamClient({ ...base, retries: settings.UPSTREAM_RETRIES, watch: circuit });
+      c = { client, circuit };
       clients.set(source.name, c);
     }
     return c;
   };
-  const now = options.now ?? (() => new Date());
+  const client = (source: Source): UpstreamClient => wired(source).client;
   const syncContext = (source: Source, onWindow?: (r: WindowReport) => void): TickDeps => {
     const ctx: SyncContext = {
       source,
       client: client(source),
+      circuit: wired(source).circuit,
       pool,
       warehouse,
       transferMemory,

@@ -5,14 +5,16 @@
  * Two kinds:
  * - event metrics, counted in this process as things happen (requests, windows, records, jobs): hooked
  *   to RuntimeOptions.onResponse, startWorker's onWindow and the worker's job events;
- * - state gauges (lag, open and incomplete windows, last successful tick, queue depth), read from Redis
- *   at scrape time through status-data, so every worker reports the same shared truth.
+ * - state gauges (lag, open and incomplete windows, last successful tick, the health phase, queue depth),
+ *   read from Redis and PostgreSQL at scrape time through status-data, so every worker reports the same
+ *   shared truth; the phase is status-health.ts's decision, the one `paysync status` and the page show.
  * Reconcile and export results are recorded by whoever runs them, through `recordReconcileResult` and
  * `recordExportResult`; only the last RESULT_DAYS days are kept as labels (bounded cardinality).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WindowReport } from '../sync/context.js';
 import type { StatusData } from './status-data.js';
+import { PHASES, phaseSlug, streamHealth } from './status-health.js';
 
 export const RESULT_DAYS = 14;
 
@@ -91,6 +93,8 @@ export class PaysyncMetrics {
     this.c.rejects.inc(labels, r.rejects);
     this.c.windowSeconds.observe({ ...labels, kind: r.kind, outcome: r.outcome }, r.ms / 1000);
     this.c.windows.inc({ ...labels, outcome: r.outcome });
+    if (r.outcome !== 'complete' && r.reasonCode !== null)
+      this.c.windowFailures.inc({ ...labels, reason: r.reasonCode });
   };
 
   /** A probe found the service answering an open point differently than the previous probe. */
@@ -112,6 +116,8 @@ export class PaysyncMetrics {
       this.c.openWindows.set(labels, s.openWindows.length);
       this.c.incomplete.set(labels, s.incompleteWindows.length);
       this.c.openRejects.set(labels, s.openRejects);
+      const phase = streamHealth(s).phase;
+      for (const p of PHASES) this.c.phase.set({ ...labels, phase: phaseSlug(p) }, p === phase ? 1 : 0);
       if (s.lastSuccessAt) this.c.lastTick.set(labels, Date.parse(s.lastSuccessAt) / 1000);
       else this.c.lastTick.remove(labels);
     }
@@ -172,8 +178,14 @@ function buildCollectors(registry: Registry) {
     }),
     windows: new Counter({
       name: 'paysync_windows_total',
-      help: 'Windows (and transfers scans) run, by outcome: complete or incomplete.',
+      help: 'Windows (and transfers scans) run, by outcome: complete, incomplete (evidence short) or failed (an error ended it).',
       labelNames: [...ss, 'outcome'],
+      registers,
+    }),
+    windowFailures: new Counter({
+      name: 'paysync_window_failures_total',
+      help: 'Window (and transfers scan) runs that ended incomplete or failed, by reason code (src/sync/window-reasons.ts; docs/operations.md lists them).',
+      labelNames: [...ss, 'reason'],
       registers,
     }),
     windowSeconds: new Histogram({
@@ -209,7 +221,7 @@ function buildCollectors(registry: Registry) {
     }),
     lag: new Gauge({
       name: 'paysync_sync_lag_seconds',
-      help: 'Now minus the live checkpoint, by source and stream (absent before the first checkpoint).',
+      help: 'Now minus the live checkpoint, by source and stream (before the first checkpoint: now minus where live sync starts).',
       labelNames: ss,
       registers,
     }),
@@ -231,9 +243,15 @@ function buildCollectors(registry: Registry) {
       labelNames: ss,
       registers,
     }),
+    phase: new Gauge({
+      name: 'paysync_health_phase',
+      help: 'The health phase of each source and stream: 1 for the current one (healthy, catching_up, never_synced, degraded, down), 0 for the others.',
+      labelNames: [...ss, 'phase'],
+      registers,
+    }),
     lastTick: new Gauge({
       name: 'paysync_last_successful_tick_timestamp_seconds',
-      help: 'When the last live tick succeeded (Unix time), by source and stream.',
+      help: 'When the last live tick succeeded, every window read complete (Unix time), by source and stream.',
       labelNames: ss,
       registers,
     }),

@@ -117,6 +117,7 @@ export async function startProbeServer(
           pool: runtime.pool,
           checkpoints: runtime.checkpoints,
           sources: settings.sources,
+          settings,
           queue,
         });
       refresh = async () => {

@@ -1,25 +1,42 @@
 /**
- * Where sync stands, per source and stream: the data behind `paysync status`, the ops status page and the
- * scrape-time gauges of /metrics. One gathering, three views. Reads Redis (checkpoints, queue counts) and
- * PostgreSQL (open rejects, reconcile results); never writes.
+ * Where sync stands, per source and stream: the facts behind `paysync status`, the ops status page and the
+ * scrape-time gauges of /metrics. One gathering, three views; the phase each view shows is decided from
+ * these facts by one pure function (status-health.ts). Reads Redis (checkpoints, queue counts) and
+ * PostgreSQL (open rejects, failing windows, whether anything ever synced); never writes.
  */
 import type { Pool } from 'pg';
 import type { Queue } from 'bullmq';
-import type { Source } from '../config/settings.js';
-import type { CheckpointStore } from '../sync/checkpoints.js';
+import type { Settings, Source } from '../config/settings.js';
+import { windowKey, type CheckpointStore } from '../sync/checkpoints.js';
+import { syncStart } from '../sync/tick-plan.js';
 import { STREAMS, type Stream } from '../upstream/schemas.js';
 
 export interface StreamStatus {
   source: string;
   stream: Stream;
   checkpoint: string | null;
+  /**
+   * Now minus the checkpoint; before the first checkpoint, now minus where live sync starts (SYNC_START),
+   * so a stream that never syncs is seen falling behind (and the lag alert can fire).
+   */
   lagSeconds: number | null;
+  lagFrom: 'checkpoint' | 'sync start';
   openWindows: string[];
+  /**
+   * Windows failing now: marked incomplete in Redis, or recorded incomplete or failed in the sync log and
+   * not read completely since (a complete read of a window covering it, at or after it).
+   */
   incompleteWindows: Array<{ window: string; detail: string }>;
   lastSuccessAt: string | null;
   lastError: string | null;
   /** When the last error happened (ISO), to tell a stream failing now from one that failed and recovered. */
   lastErrorAt: string | null;
+  /** The last error's code (src/error-codes.ts): an outage-class code makes the stream `down`. */
+  lastErrorCode: string | null;
+  /** A tick succeeded, or a window was read completely, at least once (Redis or the sync log). */
+  everSynced: boolean;
+  /** Local days that failed too often to be retried blindly (none until they are recorded). */
+  blockedDays: string[];
   openRejects: number;
 }
 
@@ -36,35 +53,93 @@ export interface StatusDeps {
   pool: Pool;
   checkpoints: CheckpointStore;
   sources: readonly Source[];
+  /** Where live sync starts (the lag before a first checkpoint). */
+  settings: Pick<Settings, 'SYNC_START' | 'REPORT_TIMEZONE'>;
   queue: Pick<Queue, 'getJobCounts'>;
   now?: () => Date;
 }
 
 export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
   const queue = await deps.queue.getJobCounts(...QUEUE_STATES);
-  const rejects = await openRejects(deps.pool);
-  const now = (deps.now ?? (() => new Date()))().getTime();
+  const [rejects, failing, synced] = await Promise.all([
+    openRejects(deps.pool),
+    failingWindows(deps.pool),
+    everSynced(deps.pool),
+  ]);
+  const at = (deps.now ?? (() => new Date()))();
+  const now = at.getTime();
+  const start = syncStart(deps.settings, at);
   const streams: StreamStatus[] = [];
   for (const source of deps.sources) {
     for (const stream of STREAMS) {
       const s = await deps.checkpoints.get(source.name, stream);
+      const key = `${source.name}/${stream}`;
+      const from = s.checkpoint ?? start;
+      const marked = s.incompleteWindows.map((w) => ({ window: w.window, detail: w.detail }));
+      const logged = (failing.get(key) ?? []).filter((w) => !marked.some((m) => m.window === w.window));
       streams.push({
         source: source.name,
         stream,
         checkpoint: s.checkpoint?.toISOString() ?? null,
-        lagSeconds: s.checkpoint ? Math.round((now - s.checkpoint.getTime()) / 1000) : null,
+        lagSeconds: Math.max(0, Math.round((now - from.getTime()) / 1000)),
+        lagFrom: s.checkpoint ? 'checkpoint' : 'sync start',
         openWindows: s.openWindows,
-        incompleteWindows: s.incompleteWindows.map((w) => ({ window: w.window, detail: w.detail })),
+        incompleteWindows: [...marked, ...logged],
         lastSuccessAt: s.lastSuccessAt?.toISOString() ?? null,
         lastError: s.lastError
           ? `${s.lastError.at.toISOString()} ${s.lastError.code}: ${s.lastError.message}`
           : null,
         lastErrorAt: s.lastError?.at.toISOString() ?? null,
-        openRejects: rejects.get(`${source.name}/${stream}`) ?? 0,
+        lastErrorCode: s.lastError?.code ?? null,
+        everSynced: s.lastSuccessAt !== null || s.checkpoint !== null || synced.has(key),
+        blockedDays: [],
+        openRejects: rejects.get(key) ?? 0,
       });
     }
   }
   return { queue, streams };
+}
+
+/** Failing windows listed per stream at most (the count of a long outage's windows is not the point). */
+const FAILING_LISTED = 50;
+
+type FailingRow = { source: string; stream: string; window_start: Date; window_end: Date; detail: string };
+
+/**
+ * Per `source/stream`, the windows of the sync log that ended incomplete or failed and that no complete
+ * read has covered since (the same rule as Redis's incomplete marks: one complete window containing it,
+ * read at or after it), newest first. The partial index of sql/022 keeps this to the failing rows.
+ */
+async function failingWindows(pool: Pool): Promise<Map<string, Array<{ window: string; detail: string }>>> {
+  const { rows } = await pool.query<FailingRow>(
+    `SELECT source, stream, window_start, window_end, coalesce(detail, outcome) AS detail
+       FROM (SELECT w.*, row_number() OVER (PARTITION BY w.source, w.stream ORDER BY w.fetched_at DESC) AS n
+               FROM reporting.sync_windows w
+              WHERE w.outcome <> 'complete'
+                AND NOT EXISTS (SELECT 1 FROM reporting.sync_windows c
+                                 WHERE c.source = w.source AND c.stream = w.stream AND c.outcome = 'complete'
+                                   AND c.window_start <= w.window_start AND c.window_end >= w.window_end
+                                   AND c.fetched_at >= w.fetched_at)) f
+      WHERE n <= $1
+      ORDER BY source, stream, fetched_at DESC`,
+    [FAILING_LISTED],
+  );
+  const out = new Map<string, Array<{ window: string; detail: string }>>();
+  for (const r of rows) {
+    const key = `${r.source}/${r.stream}`;
+    const list = out.get(key) ?? [];
+    list.push({ window: windowKey(r.window_start, r.window_end), detail: r.detail });
+    out.set(key, list);
+  }
+  return out;
+}
+
+/** The `source/stream`s the sync log holds a completely read window of. */
+async function everSynced(pool: Pool): Promise<Set<string>> {
+  const { rows } = await pool.query<{ source: string; stream: string }>(
+    `SELECT source, stream FROM reporting.sync_runs WHERE complete_until IS NOT NULL`,
+  );
+  return new Set(rows.map((r) => `${r.source}/${r.stream}`));
 }
 
 type RejectRow = { source: string; stream: string; n: string };

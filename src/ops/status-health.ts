@@ -1,7 +1,20 @@
 /**
- * Health at a glance, per source and stream, pure: ok, behind or failing, with the reason in words and the
- * lag in people's units. The thresholds are the alerts' (ops/alerts.yml; test/ops/status-parts.test.ts reads
- * that file and fails if they drift), so the page and the alarms never disagree about what is wrong.
+ * The health phase of each source and stream, decided once, here, as a pure function of the facts
+ * status-data.ts gathers: `paysync status`, the status page and /metrics (the phase gauge) all call
+ * `streamHealth` on the same facts, so they cannot disagree.
+ *
+ * | phase        | when                                                                        |
+ * |--------------|-----------------------------------------------------------------------------|
+ * | down         | the service is unreachable: the last tick failed on an outage-class error    |
+ * |              | (5xx, timeout, reset, refused) and nothing succeeded since                   |
+ * | degraded     | some windows are failing (recorded incomplete or failed and not read         |
+ * |              | complete since), days are blocked, or the last tick failed otherwise         |
+ * | never synced | no tick ever succeeded and no window was ever read completely               |
+ * | catching up  | working, but the lag is over the lag alert's threshold                       |
+ * | healthy      | working, within the threshold                                                |
+ *
+ * The thresholds are the alerts' (ops/alerts.yml; test/ops/status-parts.test.ts reads that file and fails
+ * if they drift), so the page and the alarms never disagree about what is wrong.
  */
 import type { StreamStatus } from './status-data.js';
 
@@ -10,16 +23,36 @@ export const LAG_ALERT_SECONDS = 1800;
 export const LAG_ALERT_FOR = '10m';
 /** PaysyncIncompleteWindows: `paysync_incomplete_windows > 0`, for 1h. */
 export const INCOMPLETE_ALERT_ABOVE = 0;
-/** PaysyncOpenRejects: `paysync_open_rejects > 0`, for 1h (a ticket, not a page: the badge stays ok). */
+/** PaysyncOpenRejects: `paysync_open_rejects > 0`, for 1h (a ticket, not a page: the phase stays healthy). */
 export const REJECTS_ALERT_ABOVE = 0;
 
-export type Badge = 'ok' | 'behind' | 'failing';
+/** The phases, best first. */
+export const PHASES = ['healthy', 'catching up', 'never synced', 'degraded', 'down'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/**
+ * Error codes (src/error-codes.ts) that say the service cannot be reached or cannot answer at all: an
+ * outage, which no paysync restart fixes. Any other failure (401, 403, 400, a short window) is paysync's
+ * or the data's, and degrades rather than downs.
+ */
+export const OUTAGE_CODES: ReadonlySet<string> = new Set(['UPSTREAM_SERVER_ERROR', 'UPSTREAM_NETWORK']);
+
+/** What ops should do in each phase (the status page, `paysync status` and docs/operations.md say it). */
+export const PHASE_TODO: Record<Phase, string> = {
+  healthy: '',
+  'catching up': 'nothing: each tick reads more of the backlog and the lag falls',
+  'never synced':
+    'start `paysync worker` (or run `paysync sync --once`); if one runs, its log says why no tick succeeds',
+  degraded:
+    '`paysync status` lists the failing windows with why; once the cause is fixed, the next ticks or a `paysync backfill` of their days read them again',
+  down: 'check the service (its base URL, its own status): paysync retries by itself, and restarting it does not help',
+};
 
 export interface StreamHealth {
   source: string;
   stream: string;
-  badge: Badge;
-  /** One line for people: "transfers 42 min behind: 3 windows failing with 503". */
+  phase: Phase;
+  /** One line for people: "payments down: the service answered 503 (…); nothing synced since …". */
   reason: string;
   lag: string;
   notes: string[];
@@ -37,6 +70,18 @@ export function peopleDuration(seconds: number): string {
   return `${d} day${d === 1 ? '' : 's'}${h % 24 ? ` ${h % 24} h` : ''}`;
 }
 
+/** A phase as a label value or CSS class: `never_synced`, `catching_up`, `healthy`, … */
+export function phaseSlug(phase: Phase): string {
+  return phase.replace(' ', '_');
+}
+
+/** The worst of several phases (healthy for none). */
+export function worstPhase(phases: Iterable<Phase>): Phase {
+  let worst: Phase = 'healthy';
+  for (const p of phases) if (PHASES.indexOf(p) > PHASES.indexOf(worst)) worst = p;
+  return worst;
+}
+
 /** "with 503" when the detail names an HTTP status, else its first words. */
 function failingWith(detail: string): string {
   const status = /\b(429|5\d\d|4\d\d)\b/.exec(detail)?.[1];
@@ -44,29 +89,65 @@ function failingWith(detail: string): string {
   return `(${detail.length > 100 ? `${detail.slice(0, 100)}…` : detail})`;
 }
 
+/** The last tick failed, and nothing succeeded after it. */
 function failingNow(s: StreamStatus): boolean {
   if (!s.lastErrorAt) return false;
   return !s.lastSuccessAt || Date.parse(s.lastErrorAt) > Date.parse(s.lastSuccessAt);
 }
 
-export function streamHealth(s: StreamStatus): StreamHealth {
-  const lag = s.lagSeconds === null ? 'no checkpoint yet' : `${peopleDuration(s.lagSeconds)} behind`;
-  const problems: string[] = [];
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function decidePhase(s: StreamStatus): Phase {
+  const failing = failingNow(s);
+  if (failing && OUTAGE_CODES.has(s.lastErrorCode ?? '')) return 'down';
+  if (failing || s.incompleteWindows.length > INCOMPLETE_ALERT_ABOVE || s.blockedDays.length > 0)
+    return 'degraded';
+  if (!s.everSynced) return 'never synced';
+  if (s.lagSeconds !== null && s.lagSeconds > LAG_ALERT_SECONDS) return 'catching up';
+  return 'healthy';
+}
+
+function lagWords(s: StreamStatus): string {
+  if (s.lagSeconds === null) return 'no checkpoint yet';
+  const behind = `${peopleDuration(s.lagSeconds)} behind`;
+  return s.lagFrom === 'sync start' ? `${behind} (nothing synced since the sync start)` : behind;
+}
+
+/** What went wrong, in words, for the phases that have a problem. */
+function problems(s: StreamStatus, phase: Phase): string[] {
+  const out: string[] = [];
+  if (phase === 'down') {
+    const since = s.lastSuccessAt ? `last success ${s.lastSuccessAt}` : 'no success yet';
+    out.push(`the service is unreachable (${s.lastError ?? s.lastErrorCode ?? 'no detail'}); ${since}`);
+    return out;
+  }
   const incomplete = s.incompleteWindows.length;
   if (incomplete > INCOMPLETE_ALERT_ABOVE) {
     const first = s.incompleteWindows[0]?.detail ?? '';
-    problems.push(`${incomplete} window${incomplete === 1 ? '' : 's'} failing ${failingWith(first)}`);
+    out.push(`${plural(incomplete, 'window')} failing ${failingWith(first)}`);
   }
-  if (failingNow(s)) problems.push(`the last tick failed: ${s.lastError ?? ''}`);
-  const behind = s.lagSeconds === null || s.lagSeconds > LAG_ALERT_SECONDS;
-  const badge: Badge = problems.length > 0 ? 'failing' : behind ? 'behind' : 'ok';
+  if (s.blockedDays.length > 0)
+    out.push(`${plural(s.blockedDays.length, 'day')} blocked (${s.blockedDays.slice(0, 3).join(', ')})`);
+  if (failingNow(s)) out.push(`the last tick failed: ${s.lastError ?? ''}`);
+  return out;
+}
+
+/** The phase of one source and stream, its reason in words, and the notes beside it. */
+export function streamHealth(s: StreamStatus): StreamHealth {
+  const phase = decidePhase(s);
+  const lag = lagWords(s);
+  const found = problems(s, phase);
   const notes: string[] = [];
-  if (behind && s.lagSeconds !== null)
+  if (s.lagSeconds !== null && s.lagSeconds > LAG_ALERT_SECONDS)
     notes.push(
       `over the ${LAG_ALERT_SECONDS / 60} min alert threshold (PaysyncSyncLagging pages after ${LAG_ALERT_FOR})`,
     );
   if (s.openRejects > REJECTS_ALERT_ABOVE)
-    notes.push(`${s.openRejects} quarantined record${s.openRejects === 1 ? '' : 's'} with no valid copy`);
-  const reason = `${s.stream} ${lag}${problems.length ? `: ${problems.join('; ')}` : ''}`;
-  return { source: s.source, stream: s.stream, badge, reason, lag, notes };
+    notes.push(`${plural(s.openRejects, 'quarantined record')} with no valid copy`);
+  if (phase === 'never synced' && s.openWindows.length > 0)
+    notes.push(`a first tick is reading ${plural(s.openWindows.length, 'window')}`);
+  const reason = `${s.stream} ${phase}, ${lag}${found.length ? `: ${found.join('; ')}` : ''}`;
+  return { source: s.source, stream: s.stream, phase, reason, lag, notes };
 }

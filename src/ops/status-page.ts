@@ -1,6 +1,7 @@
 /**
  * paysync's own status page (HTML, no script), a pure renderer: data in, HTML out. From the top: health
- * per source and stream (ok / behind / failing, the reason in words), the calendar of the last days
+ * per source and stream (its phase: healthy, catching up, never synced, degraded, down; the reason in words
+ * and what to do), the calendar of the last days
  * (status-calendar-html.ts), the last 24 hours as charts (status-svg.ts), running and recent backfills,
  * the detailed stream table, the queue counts with a link to the queue dashboard, and the last days'
  * reconcile runs. Every string that comes from outside paysync's code (source names, record fields, error
@@ -13,7 +14,7 @@ import { paceOf, type BackfillView } from './status-backfills.js';
 import type { CalendarDay } from './status-calendar.js';
 import { renderCalendar } from './status-calendar-html.js';
 import type { StatusData, StreamStatus } from './status-data.js';
-import { peopleDuration, streamHealth } from './status-health.js';
+import { PHASE_TODO, peopleDuration, phaseSlug, streamHealth } from './status-health.js';
 import type { History } from './status-history.js';
 import { renderChart } from './status-svg.js';
 
@@ -74,7 +75,10 @@ function healthSection(status: StatusData): string {
   const items = status.streams.map((s) => {
     const h = streamHealth(s);
     const notes = h.notes.length ? `<span class="notes">${escapeHtml(h.notes.join('; '))}</span>` : '';
-    return `<li class="health badge-${h.badge}" data-source="${escapeHtml(h.source)}" data-stream="${escapeHtml(h.stream)}"><span class="badge">${h.badge}</span> <b>${escapeHtml(h.source)}</b> ${escapeHtml(h.reason)} ${notes}</li>`;
+    const todo = PHASE_TODO[h.phase]
+      ? `<br><span class="todo">${escapeHtml(PHASE_TODO[h.phase])}</span>`
+      : '';
+    return `<li class="health phase-${phaseSlug(h.phase)}" data-source="${escapeHtml(h.source)}" data-stream="${escapeHtml(h.stream)}" data-phase="${h.phase}"><span class="badge">${h.phase}</span> <b>${escapeHtml(h.source)}</b> ${escapeHtml(h.reason)} ${notes}${todo}</li>`;
   });
   return `<ul class="health-list">${items.join('\n')}</ul>`;
 }
@@ -176,9 +180,10 @@ table{border-collapse:collapse;margin:.5em 0}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}th{background:#f3f3f3}
 ul{margin:0;padding-left:1.1em}.bad{color:#b00020}
 .health-list{list-style:none;padding:0}.health{margin:.2em 0}
-.badge{display:inline-block;min-width:4.5em;text-align:center;border-radius:3px;padding:0 .4em;font-weight:600;color:#fff}
-.badge-ok .badge{background:#15803d}.badge-behind .badge{background:#b45309}.badge-failing .badge{background:#b00020}
-.notes{color:#555}
+.badge{display:inline-block;min-width:6.5em;text-align:center;border-radius:3px;padding:0 .4em;font-weight:600;color:#fff}
+.phase-healthy .badge{background:#15803d}.phase-catching_up .badge{background:#1d4ed8}.phase-never_synced .badge{background:#6b7280}
+.phase-degraded .badge{background:#b45309}.phase-down .badge{background:#b00020}
+.notes,.todo{color:#555}
 .calendar{display:grid;grid-template-columns:repeat(7,minmax(0,1fr));gap:4px;max-width:1000px}
 .dow{font-weight:600;text-align:center}
 .day{border:1px solid #999;border-radius:4px;padding:3px;position:relative;font-size:12px;min-height:4.6em}

@@ -1,7 +1,7 @@
 /**
  * The status page of many sources, bounded: beyond SOURCES_PER_PAGE sources the per-source parts (health,
  * streams table, charts, reconcile rows) show one page of sources at a time (`/status?page=N`, sources in
- * name order), above a summary of all of them (how many streams in each health badge, and the streams
+ * name order), above a summary of all of them (how many streams in each health phase, and the streams
  * that need attention, wherever they are, with a link to their page). The parts about all sources at once
  * (the calendar's day reasons, a backfill's list of sources) are cut to a few names and a count. So the
  * page stays well under 1 MB whatever the number of sources. A layer over the renderer
@@ -12,7 +12,7 @@ import type { ReconcileRow } from './reconcile-results.js';
 import type { BackfillView } from './status-backfills.js';
 import type { CalendarDay } from './status-calendar.js';
 import type { StatusData } from './status-data.js';
-import { streamHealth } from './status-health.js';
+import { phaseSlug, streamHealth, type Phase } from './status-health.js';
 
 /** A few dozen sources fit one page; more are paged. */
 export const SOURCES_PER_PAGE = 25;
@@ -26,9 +26,9 @@ export interface Paging {
   page: number;
   pages: number;
   sources: number;
-  /** Streams of all sources per health badge. */
-  badges: Record<string, number>;
-  attention: Array<{ source: string; stream: string; badge: string; reason: string; page: number }>;
+  /** Streams of all sources per health phase. */
+  phases: Partial<Record<Phase, number>>;
+  attention: Array<{ source: string; stream: string; phase: Phase; reason: string; page: number }>;
   /** Streams needing attention beyond those listed. */
   moreAttention: number;
 }
@@ -57,14 +57,14 @@ export function pageStatus(status: StatusData, page: number, perPage = SOURCES_P
   const streams = status.streams.filter((s) => onPage.has(s.source));
   if (pages === 1) return { status, paging: null, sources: onPage };
   const pageOf = new Map(names.map((name, i) => [name, Math.floor(i / perPage) + 1]));
-  const badges: Record<string, number> = {};
+  const phases: Paging['phases'] = {};
   const attention: Paging['attention'] = [];
   for (const s of status.streams) {
     const h = streamHealth(s);
-    badges[h.badge] = (badges[h.badge] ?? 0) + 1;
-    if (h.badge !== 'ok') {
-      const { source, stream, badge, reason } = h;
-      attention.push({ source, stream, badge, reason, page: pageOf.get(source) ?? 1 });
+    phases[h.phase] = (phases[h.phase] ?? 0) + 1;
+    if (h.phase !== 'healthy') {
+      const { source, stream, phase, reason } = h;
+      attention.push({ source, stream, phase, reason, page: pageOf.get(source) ?? 1 });
     }
   }
   return {
@@ -73,7 +73,7 @@ export function pageStatus(status: StatusData, page: number, perPage = SOURCES_P
       page: current,
       pages,
       sources: names.length,
-      badges,
+      phases,
       attention: attention.slice(0, ATTENTION_LISTED),
       moreAttention: Math.max(0, attention.length - ATTENTION_LISTED),
     },
@@ -123,19 +123,19 @@ export function reconcileOfPage(rows: readonly ReconcileRow[], paged: PagedStatu
 export function renderPaging(paging: Paging | null, path: string): string {
   if (!paging) return '';
   const link = (n: number) => `<a href="${escapeHtml(path)}?page=${n}">${n}</a>`;
-  const badges = Object.entries(paging.badges)
-    .map(([badge, n]) => `${n} ${escapeHtml(badge)}`)
+  const phases = Object.entries(paging.phases)
+    .map(([phase, n]) => `${n} ${escapeHtml(phase)}`)
     .join(', ');
   const items = paging.attention.map(
     (a) =>
-      `<li><b>${escapeHtml(a.source)}</b> ${escapeHtml(a.stream)} <span class="badge-${escapeHtml(a.badge)}">${escapeHtml(a.badge)}</span>: ${escapeHtml(a.reason)} (page ${link(a.page)})</li>`,
+      `<li><b>${escapeHtml(a.source)}</b> ${escapeHtml(a.stream)} <span class="phase-${phaseSlug(a.phase)}">${a.phase}</span>: ${escapeHtml(a.reason)} (page ${link(a.page)})</li>`,
   );
   if (paging.moreAttention > 0) items.push(`<li>… and ${paging.moreAttention} more</li>`);
   const pages = Array.from({ length: paging.pages }, (_, i) =>
     i + 1 === paging.page ? `<b>${i + 1}</b>` : link(i + 1),
   );
   return `<section class="paging"><h2>All ${paging.sources} sources</h2>
-<p class="badges">streams: ${badges}</p>
-${items.length ? `<ul class="attention">${items.join('\n')}</ul>` : '<p>every stream is ok</p>'}
+<p class="phases">streams: ${phases}</p>
+${items.length ? `<ul class="attention">${items.join('\n')}</ul>` : '<p>every stream is healthy</p>'}
 <p class="pages">page ${paging.page} of ${paging.pages} (${SOURCES_PER_PAGE} sources a page, by name): ${pages.join(' ')}</p></section>`;
 }

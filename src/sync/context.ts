@@ -10,8 +10,10 @@ import type { Settings, Source } from '../config/settings.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Stream } from '../upstream/schemas.js';
 import type { CheckpointStore } from './checkpoints.js';
+import type { Circuit } from './circuit.js';
 import type { TransferMemory } from './transfer-state.js';
 import type { SyncWarehouse } from './ports.js';
+import type { ReasonCode } from './window-reasons.js';
 
 export interface SyncOptions {
   /** Requested page size (the service may cap it). */
@@ -45,7 +47,10 @@ export interface WindowReport {
   reportedTotal: number | null;
   distinct: number;
   reads: number;
-  outcome: 'complete' | 'incomplete';
+  /** `incomplete`: the reads ran and the evidence fell short; `failed`: an error ended the run. */
+  outcome: 'complete' | 'incomplete' | 'failed';
+  /** Why it is not complete: a code of window-reasons.ts; null when complete. */
+  reasonCode: ReasonCode | null;
   ms: number;
 }
 
@@ -59,6 +64,8 @@ export interface IncompleteMarkers {
 export interface SyncContext {
   source: Source;
   client: UpstreamClient;
+  /** The source's circuit breaker (absent: never open, no probes). */
+  circuit?: Circuit;
   /** The warehouse pool (the probe's findings, read for the tick's hints, are kept there). */
   pool: Pool;
   /** The warehouse operations of the sync core (the root wires the PostgreSQL adapter). */

@@ -81,6 +81,14 @@ export interface SyncWindowRow {
   pages: number;
   outcome: 'complete' | 'incomplete' | 'failed';
   detail?: string | null;
+  /** Why the run was not complete: a code of window-reasons.ts (required unless complete). */
+  reasonCode?: string | null;
+  /** Whether this failure counts towards BLOCKED_AFTER (window-reasons.ts `blocksDay`; outages do not). */
+  blocksDay?: boolean;
+  /** Copies beyond the first of records listed more than once, confirmed by two reads. */
+  duplicates?: number;
+  /** Codes of the anomalies (notes) this run saw. */
+  anomalies?: string[];
 }
 
 /** A window whose latest run completed, as the sync log holds it. */

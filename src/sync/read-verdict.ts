@@ -55,7 +55,7 @@ export type WindowVerdict =
   | { verdict: 'complete' }
   | { verdict: 're-read' }
   | { verdict: 'split'; parts: number }
-  | { verdict: 'incomplete'; detail: string };
+  | { verdict: 'incomplete'; reason: 'TOTAL_SHORT' | 'LIST_SHIFTING'; detail: string };
 
 /**
  * With a `total`: complete when the distinct ids reach it; offset paging shifts when records arrive while
@@ -70,6 +70,7 @@ export function decideWindow(e: WindowEvidence): WindowVerdict {
     if (e.canSplit) return { verdict: 'split', parts: 2 };
     return {
       verdict: 'incomplete',
+      reason: 'TOTAL_SHORT',
       detail: `received ${e.distinct} distinct records of the ${e.maxTotal} the service reported, after ${e.reads} reads`,
     };
   }
@@ -78,6 +79,7 @@ export function decideWindow(e: WindowEvidence): WindowVerdict {
   if (e.reads < MAX_BARE_READS) return { verdict: 're-read' };
   return {
     verdict: 'incomplete',
+    reason: 'LIST_SHIFTING',
     detail: `no total sent and ${e.reads} reads kept finding new records (${e.distinct} so far): the list shifts while paging`,
   };
 }

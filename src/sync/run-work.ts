@@ -4,10 +4,12 @@
  * its state kept in the warehouse, through the port, when the backfill is recorded there). The BullMQ processor (jobs/) and
  * `sync --once` both call these; neither keeps books of its own.
  */
-import { describeError, PaysyncError, WindowIncompleteError } from '../errors.js';
+import { CircuitOpenError, describeError, PaysyncError, WindowIncompleteError } from '../errors.js';
 import { pausePoint } from '../pause-point.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { Stream } from '../upstream/schemas.js';
 import { windowKey } from './checkpoints.js';
+import { describeOpenCircuit, type Circuit, type CircuitState } from './circuit.js';
 import type { SyncWarehouse } from './ports.js';
 import type { TickDeps } from './context.js';
 import { tickPayments, tickTransfers, type PaymentsTickReport } from './tick.js';
@@ -18,17 +20,56 @@ import { scanItemKey, windowItemKey, type BackfillWork } from './work.js';
 
 export type TickOutcome =
   | { stream: 'payments'; report: PaymentsTickReport }
-  | { stream: 'transfers'; result: TransfersResult | null };
+  | { stream: 'transfers'; result: TransfersResult | null }
+  | { stream: Stream; down: CircuitState };
 
-/** One live tick of one stream; records its success, or its error (then rethrows it). */
-export async function runTick(deps: TickDeps, stream: 'payments' | 'transfers'): Promise<TickOutcome> {
+/**
+ * Why a tick that ran to its end did not succeed, or null when it did: every window it read complete.
+ * A tick whose windows all failed unread on one error code (the service answering only 503, or not at
+ * all) reports that code, so status can tell an outage; one that read something reports WINDOW_INCOMPLETE
+ * (the service answers; some windows fall short). A tick held by an open circuit reports CIRCUIT_OPEN.
+ */
+export function tickFailure(outcome: TickOutcome): { code: string; message: string } | null {
+  if ('down' in outcome) return { code: 'CIRCUIT_OPEN', message: describeOpenCircuit(outcome.down) };
+  if ('result' in outcome) {
+    const r = outcome.result;
+    return r && r.outcome !== 'complete'
+      ? { code: 'WINDOW_INCOMPLETE', message: `transfers read incomplete: ${r.detail ?? 'no detail'}` }
+      : null;
+  }
+  const all = [...outcome.report.windows, ...outcome.report.revisits];
+  const bad = all.filter((w) => w.outcome !== 'complete');
+  if (bad.length === 0) return null;
+  const codes = new Set(bad.map((w) => w.errorCode ?? 'WINDOW_INCOMPLETE'));
+  const unread = bad.length === all.length && codes.size === 1;
+  const code = unread ? [...codes][0]! : 'WINDOW_INCOMPLETE';
+  const first = bad[0]!;
+  return {
+    code,
+    message: `${bad.length} of ${all.length} windows incomplete; ${first.window}: ${first.detail}`,
+  };
+}
+
+/**
+ * One live tick of one stream. A tick that read every window complete records its success; one that ran
+ * but left windows incomplete records an error instead (so "last success" never moves while the service
+ * answers nothing but errors) and returns; one that threw records its error and rethrows it. While the
+ * source's circuit is open the tick sends the stream's probe when one is due and nothing else, and returns
+ * `down`; when the probe is answered, the tick runs as usual. A circuit that opens during the tick ends it
+ * the same way (its error recorded).
+ */
+export async function runTick(deps: TickDeps, stream: Stream): Promise<TickOutcome> {
   const source = deps.source.name;
+  const down = await circuitTurn(deps.circuit, stream);
+  if (down) return { stream, down };
   try {
     const outcome: TickOutcome =
       stream === 'payments'
         ? { stream, report: await tickPayments(deps) }
         : { stream, result: await tickTransfers(deps) };
-    await deps.checkpoints.recordSuccess(source, stream, new Date());
+    const failure = tickFailure(outcome);
+    if (failure) await deps.checkpoints.recordError(source, stream, failure);
+    else await deps.checkpoints.recordSuccess(source, stream, new Date());
     return outcome;
   } catch (error) {
     const code = error instanceof PaysyncError ? error.code : 'ERROR';
@@ -36,12 +77,26 @@ export async function runTick(deps: TickDeps, stream: 'payments' | 'transfers'):
     await deps.checkpoints
       .recordError(source, stream, { message: describeError(error), code })
       .catch(() => undefined);
+    if (error instanceof CircuitOpenError && deps.circuit) return { stream, down: await deps.circuit.read() };
     throw error;
   }
 }
 
+/**
+ * The tick's turn at an open circuit: null when the tick may run (closed, or its probe was answered);
+ * else the circuit as it stands (its probe failed, or none was due).
+ */
+async function circuitTurn(circuit: Circuit | undefined, stream: Stream): Promise<CircuitState | null> {
+  if (!circuit) return null;
+  const turn = await circuit.turn(stream);
+  if (turn.kind === 'closed') return null;
+  if (turn.kind === 'probe' && (await circuit.probe(stream))) return null;
+  return circuit.read();
+}
+
 /** A short summary of a tick (the job's return value). */
 export function summarizeTick(outcome: TickOutcome): unknown {
+  if ('down' in outcome) return { down: describeOpenCircuit(outcome.down) };
   if (outcome.stream === 'transfers') return outcome.result;
   const all = [...outcome.report.windows, ...outcome.report.revisits];
   return {

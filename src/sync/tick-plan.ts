@@ -20,7 +20,7 @@ const DAY_MS = 86_400_000;
 const DEFAULT_START_DAYS = 30;
 
 /** Where live sync starts when there is no checkpoint: SYNC_START, or 30 local days before now. */
-export function syncStart(settings: Settings, now: Date): Date {
+export function syncStart(settings: Pick<Settings, 'SYNC_START' | 'REPORT_TIMEZONE'>, now: Date): Date {
   const day =
     settings.SYNC_START ??
     localDayOf(new Date(now.getTime() - DEFAULT_START_DAYS * DAY_MS), settings.REPORT_TIMEZONE);

@@ -12,7 +12,7 @@
  *
  * The decisions are pure functions of what was gathered, each called once.
  */
-import { describeError, isRetryable } from '../errors.js';
+import { CircuitOpenError, describeError, isRetryable, PaysyncError } from '../errors.js';
 import type { TickDeps } from './context.js';
 import { gatherPaymentsStart, gatherTransfers, gatherUnsettledDays } from './tick-evidence.js';
 import { liveCheckpoint, planLiveRead, revisitsDue } from './tick-plan.js';
@@ -20,6 +20,7 @@ import { planTransfersRead } from './transfers-plan.js';
 import { runTransfers, type TransfersResult } from './transfers-run.js';
 import { runPaymentsWindow, type WindowResult } from './window-run.js';
 import { windowLabel, type Window } from './windows.js';
+import { failureOf } from './window-failure.js';
 
 export interface PaymentsTickReport {
   from: Date;
@@ -88,8 +89,10 @@ function withPageSize(deps: TickDeps, pageSize: number): TickDeps {
 
 /**
  * Runs the windows one after the other. A window that fails with what retrying can heal (its retries spent
- * on a 5xx or 429 storm) does not abort the tick: it is reported incomplete, the checkpoint stops before it
- * and the next tick reads it again. What retrying cannot fix (401, 403, 400) stops the tick at once.
+ * on a 5xx or 429 storm) does not abort the tick: it is reported failed (its sync-log row, with the
+ * reason, is written by runPaymentsWindow), the checkpoint stops before it and the next tick reads it
+ * again. What retrying cannot fix (401, 403, 400) stops the tick at once, and so does an open circuit
+ * (the service is down: src/sync/circuit.ts).
  */
 async function runWindows(
   deps: TickDeps,
@@ -101,7 +104,8 @@ async function runWindows(
     try {
       results.push(await runPaymentsWindow(deps, window, kind));
     } catch (error) {
-      if (!isRetryable(error)) throw error;
+      // an open circuit ends the tick: the windows after this one would not be sent either
+      if (!isRetryable(error) || error instanceof CircuitOpenError) throw error;
       results.push(failedWindow(deps, window, kind, error));
       deps.log.warn(
         { source: deps.source.name, window: windowLabel(window), error: describeError(error) },
@@ -125,9 +129,11 @@ function failedWindow(deps: TickDeps, window: Window, kind: string, error: unkno
     distinct: 0,
     reads: 0,
     reusedPages: 0,
-    outcome: 'incomplete',
+    outcome: 'failed',
+    reasonCode: failureOf({ error }).reason,
     ms: 0,
     detail: `failed: ${describeError(error)}`,
+    errorCode: error instanceof PaysyncError ? error.code : 'ERROR',
   };
 }
 

@@ -16,6 +16,8 @@
 import { performance } from 'node:perf_hooks';
 import { clockOf, type SyncContext, type WindowReport } from './context.js';
 import { DistinctIds } from './read-verdict.js';
+import { recordFailedRun } from './window-failure.js';
+import { blocksDay } from './window-reasons.js';
 import type { ListOrder, TransferList } from './transfer-state.js';
 import {
   readNewestFirst,
@@ -48,8 +50,34 @@ export interface TransfersResult extends WindowReport {
  */
 export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promise<TransfersResult> {
   const startedMs = performance.now();
+  const at = clockOf(ctx);
+  const run = { recorded: false };
+  try {
+    return await runToVerdict(ctx, plan, at, startedMs, run);
+  } catch (error) {
+    // whatever ended the read, the scan gets its row, failed with the reason (window-failure.ts)
+    if (!run.recorded)
+      await recordFailedRun(ctx, {
+        stream: 'transfers',
+        window: { start: new Date(0), end: at },
+        kind: 'scan',
+        fetchedAt: at,
+        ms: performance.now() - startedMs,
+        error,
+      });
+    throw error;
+  }
+}
+
+async function runToVerdict(
+  ctx: SyncContext,
+  plan: TransfersPlan,
+  at: Date,
+  startedMs: number,
+  run: { recorded: boolean },
+): Promise<TransfersResult> {
   const t: RunTally = {
-    at: clockOf(ctx),
+    at,
     ids: new DistinctIds(),
     records: 0,
     rejects: 0,
@@ -71,7 +99,7 @@ export async function runTransfers(ctx: SyncContext, plan: TransfersPlan): Promi
     verdict = { ...(await scanInFull(ctx, plan, t, null)), fellBack: why };
   } else verdict = await scanInFull(ctx, plan, t, shortcut?.ranToEnd ?? null);
   if (verdict.remember) await remember(ctx, verdict.remember, t.at);
-  return finish(ctx, t, verdict, performance.now() - startedMs);
+  return finish(ctx, t, verdict, performance.now() - startedMs, run);
 }
 
 /** What the list is remembered as: a full scan's order and geometry, or a proven tail's list as it was. */
@@ -92,9 +120,17 @@ async function remember(ctx: SyncContext, what: Remember, at: Date): Promise<voi
   await memory.saveList(source.name, list, at);
 }
 
-async function finish(ctx: SyncContext, t: RunTally, v: Verdict, ms: number): Promise<TransfersResult> {
+async function finish(
+  ctx: SyncContext,
+  t: RunTally,
+  v: Verdict,
+  ms: number,
+  run: { recorded: boolean },
+): Promise<TransfersResult> {
   const at = t.at;
   const outcome = v.complete ? 'complete' : 'incomplete';
+  // a scan falls short only of the service's total (decideScan)
+  const reasonCode = v.complete ? null : 'TOTAL_SHORT';
   const result: TransfersResult = {
     source: ctx.source.name,
     stream: 'transfers',
@@ -107,6 +143,7 @@ async function finish(ctx: SyncContext, t: RunTally, v: Verdict, ms: number): Pr
     distinct: t.ids.size,
     reads: t.reads,
     outcome,
+    reasonCode,
     ms: Math.round(ms),
     order: v.order,
     newestFirst: v.order === 'newest-first',
@@ -128,7 +165,10 @@ async function finish(ctx: SyncContext, t: RunTally, v: Verdict, ms: number): Pr
     pages: t.pages,
     outcome,
     detail: v.detail,
+    reasonCode,
+    blocksDay: blocksDay(reasonCode),
   });
+  run.recorded = true;
   await noteMark(ctx, v);
   ctx.log[v.complete ? 'info' : 'warn'](
     { ...result },

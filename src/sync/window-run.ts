@@ -12,6 +12,8 @@ import { DistinctIds, decideSplitFirst, decideWindow } from './read-verdict.js';
 import { clearCoveredMarks } from './incomplete-marks.js';
 import { partsFor, splitWindow, windowLabel, type Window } from './windows.js';
 import { clockOf, type SyncContext, type WindowReport } from './context.js';
+import { recordFailedRun } from './window-failure.js';
+import { blocksDay, type ReasonCode } from './window-reasons.js';
 
 export type WindowKind = 'live' | 'backfill' | 'revisit';
 
@@ -19,6 +21,8 @@ export interface WindowResult extends WindowReport {
   detail: string | null;
   /** Pages of its confirmation reads that came back byte for byte as read before: not parsed or written again. */
   reusedPages: number;
+  /** The code of the error that ended the window unread (src/error-codes.ts); absent when it ended on evidence. */
+  errorCode?: string;
 }
 
 /** Windows shorter than this are not split further. */
@@ -72,10 +76,14 @@ function merge(t: Tally, read: ReadOutcome): number {
 
 const distinct = (t: Tally) => t.ids.size + t.partsDistinct;
 
-/** When a run began: `at` on the sync clock (the sync log's fetched_at), `ms` for its duration. */
+/**
+ * When a run began: `at` on the sync clock (the sync log's fetched_at), `ms` for its duration; `recorded`
+ * once its verdict row is written (a failure after that must not overwrite it).
+ */
 interface Started {
   ms: number;
   at: Date;
+  recorded: boolean;
 }
 
 const ignoredFilterWarned = new Set<string>();
@@ -90,6 +98,15 @@ function warnIfFilterIgnored(ctx: SyncContext, read: ReadOutcome): void {
   );
 }
 
+/** What a verdict says of the window: complete, or not with its reason code and words. */
+type Verdict = { complete: true; detail: null } | { complete: false; reason: ReasonCode; detail: string };
+
+/**
+ * Runs the window to a verdict and writes it to the sync log. Whatever ends the run (an upstream error
+ * past its retries, a paging failure, a refused write, a bug), the window gets its row: failed, with the
+ * error's reason code and message (window-failure.ts), and the error is rethrown for the caller to
+ * handle as before (a tick goes on to the next window, a backfill item is retried).
+ */
 export async function runPaymentsWindow(
   ctx: SyncContext,
   window: Window,
@@ -97,7 +114,31 @@ export async function runPaymentsWindow(
   depth = 0,
   parentTotal: number | null = null,
 ): Promise<WindowResult> {
-  const started = { ms: performance.now(), at: clockOf(ctx) };
+  const started = { ms: performance.now(), at: clockOf(ctx), recorded: false };
+  try {
+    return await runToVerdict(ctx, window, kind, depth, parentTotal, started);
+  } catch (error) {
+    if (!started.recorded)
+      await recordFailedRun(ctx, {
+        stream: 'payments',
+        window,
+        kind,
+        fetchedAt: started.at,
+        ms: performance.now() - started.ms,
+        error,
+      });
+    throw error;
+  }
+}
+
+async function runToVerdict(
+  ctx: SyncContext,
+  window: Window,
+  kind: WindowKind,
+  depth: number,
+  parentTotal: number | null,
+  started: Started,
+): Promise<WindowResult> {
   const t = emptyTally();
   const canSplit =
     depth < ctx.options.maxSplitDepth && window.end.getTime() - window.start.getTime() >= 2 * MIN_SPLIT_MS;
@@ -134,7 +175,8 @@ export async function runPaymentsWindow(
     else if (v.verdict === 'split') return runSplit(ctx, window, kind, depth, v.parts, started, t.maxTotal);
     else if (v.verdict === 'complete')
       return finish(ctx, window, kind, t, { complete: true, detail: null }, started);
-    else return finish(ctx, window, kind, t, { complete: false, detail: v.detail }, started);
+    else
+      return finish(ctx, window, kind, t, { complete: false, reason: v.reason, detail: v.detail }, started);
   }
 }
 
@@ -167,10 +209,12 @@ async function runSplit(
     if (r.reportedTotal !== null) t.maxTotal = (t.maxTotal ?? 0) + r.reportedTotal;
   }
   const failed = results.filter((r) => r.outcome !== 'complete');
-  const verdict = failed.length
+  const first = failed[0];
+  const verdict: Verdict = first
     ? {
         complete: false,
-        detail: `${failed.length} of ${results.length} sub-windows incomplete: ${failed[0]?.detail ?? ''}`,
+        reason: first.reasonCode ?? 'INTERNAL_ERROR',
+        detail: `${failed.length} of ${results.length} sub-windows incomplete: ${first.detail ?? ''}`,
       }
     : { complete: true, detail: null };
   return finish(ctx, window, kind, t, verdict, started);
@@ -181,9 +225,10 @@ async function finish(
   window: Window,
   kind: WindowKind,
   t: Tally,
-  verdict: { complete: boolean; detail: string | null },
+  verdict: Verdict,
   started: Started,
 ): Promise<WindowResult> {
+  const reasonCode = verdict.complete ? null : verdict.reason;
   const result: WindowResult = {
     source: ctx.source.name,
     stream: 'payments',
@@ -197,6 +242,7 @@ async function finish(
     reads: t.reads,
     reusedPages: t.reusedPages,
     outcome: verdict.complete ? 'complete' : 'incomplete',
+    reasonCode,
     ms: Math.round(performance.now() - started.ms),
     detail: verdict.detail,
   };
@@ -213,7 +259,10 @@ async function finish(
     pages: t.pages,
     outcome: result.outcome,
     detail: verdict.detail,
+    reasonCode,
+    blocksDay: blocksDay(reasonCode),
   });
+  started.recorded = true;
   if (verdict.complete && ctx.checkpoints) await clearCoveredMarks(ctx.checkpoints, ctx.source.name, window);
   const level = verdict.complete ? 'info' : 'warn';
   ctx.log[level]({ ...result }, verdict.complete ? 'window synced' : 'window incomplete');

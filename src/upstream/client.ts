@@ -14,11 +14,12 @@ import { UpstreamProtocolError, UpstreamRequestNotSentError } from '../errors.js
 import type { Logger } from '../log.js';
 import { parseExactJson } from './exact-json.js';
 import { toListPage, type ListPage } from './list-page.js';
-import { createSender, type Parsed, type RawResponse, type Send } from './request.js';
+import { createSender, type AttemptWatch, type Parsed, type RawResponse, type Send } from './request.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-delay.js';
 import { InitializedPaymentSchema, type InitializedPayment, type InitializePaymentBody } from './schemas.js';
 
 export type { ListPage } from './list-page.js';
+export type { AttemptWatch } from './request.js';
 export type { InitializedPayment, InitializePaymentBody } from './schemas.js';
 
 /** dateFrom/dateTo in Unix seconds. */
@@ -47,6 +48,8 @@ export interface ClientOptions {
   retries?: number;
   /** called before every HTTP attempt (the shared rate ceiling) */
   beforeRequest?: () => Promise<void>;
+  /** sees every attempt, before and after (the source's circuit breaker, src/sync/circuit.ts) */
+  watch?: AttemptWatch;
   /** called after every HTTP attempt */
   onResponse?: (info: { endpoint: string; status: number | 'network'; attempt: number; ms: number }) => void;
   log?: Logger;
@@ -208,6 +211,7 @@ export function createUpstreamClient(options: ClientOptions): UpstreamClient {
     maxBodyBytes: options.maxBodyBytes,
     policy: retryPolicy(options),
     beforeRequest: options.beforeRequest,
+    watch: options.watch,
     onResponse: options.onResponse,
     log: options.log,
   });

@@ -67,8 +67,17 @@ export interface PageEvidence {
   firstTotal?: number | null;
 }
 
+/**
+ * Why paging could not end on evidence: a code of the window reasons table (src/sync/window-reasons.ts,
+ * which checks that each of these is in it), kept on the PaginationError and in the window's sync-log row.
+ */
+export type PagingFailure =
+  'PAGE_IGNORED' | 'PAGE_CYCLE' | 'PAST_TOTAL_PAGES' | 'TRICKLE' | 'PAGE_CEILING' | 'TOTAL_RUNAWAY';
+
 export type PageDecision =
-  { next: 'continue' } | { next: 'stop'; endedBy: EndedBy } | { next: 'fail'; detail: string };
+  | { next: 'continue' }
+  | { next: 'stop'; endedBy: EndedBy }
+  | { next: 'fail'; reason: PagingFailure; detail: string };
 
 function wrapperEnd(e: PageEvidence): EndedBy | null {
   if (e.shape !== 'wrapper' || e.total === null || e.size === null) return null;
@@ -86,6 +95,7 @@ export function decideNextPage(
   if (e.repeats !== null) {
     return {
       next: 'fail',
+      reason: 'PAGE_IGNORED',
       detail:
         `the service ignores \`page\`: page ${e.index} returned exactly the ${e.count} records of page ${e.repeats}, ` +
         'so paging cannot advance; stopped instead of looping',
@@ -94,10 +104,11 @@ export function decideNextPage(
   const endedBy = wrapperEnd(e);
   if (endedBy) return { next: 'stop', endedBy };
   const runaway = totalRunaway(e, options.size);
-  if (runaway) return { next: 'fail', detail: runaway };
+  if (runaway) return { next: 'fail', reason: 'TOTAL_RUNAWAY', detail: runaway };
   if (e.index - (e.firstIndex ?? 0) + 1 >= options.maxPages) {
     return {
       next: 'fail',
+      reason: 'PAGE_CEILING',
       detail:
         `read the page ceiling of ${options.maxPages} pages (size ${options.size}) without reaching the end of the list; ` +
         `narrow the window to fewer than ${options.maxPages * options.size} records or raise maxPages`,
@@ -214,7 +225,7 @@ export async function* readPages(
   for (let index = first; ; index++) {
     const page = await fetchPage(index);
     const decision = decideNextPage(tracker.observe(index, page), options);
-    if (decision.next === 'fail') throw new PaginationError(ctx, decision.detail);
+    if (decision.next === 'fail') throw new PaginationError(ctx, decision.detail, decision.reason);
     yield { ...page, index };
     if (decision.next === 'stop') return tracker.summary(decision.endedBy);
   }

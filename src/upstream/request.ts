@@ -39,6 +39,17 @@ export interface RequestSpec<T> {
   parse: (response: RawResponse) => Parsed<T>;
 }
 
+/**
+ * Watches every attempt of one source's requests: the circuit breaker (src/sync/circuit.ts) implements it.
+ * `before` runs ahead of the rate ceiling and may throw to keep the attempt from being sent (a retry loop
+ * then ends with that error); `after` learns how the attempt went: the HTTP status, or 'network' when no
+ * answer came, and the error when it failed.
+ */
+export interface AttemptWatch {
+  before(endpoint: string): Promise<void>;
+  after(attempt: { endpoint: string; status: number | 'network'; error?: UpstreamError }): Promise<void>;
+}
+
 export interface SenderOptions {
   source: Source;
   timeoutMs: number;
@@ -46,6 +57,7 @@ export interface SenderOptions {
   maxBodyBytes?: number | undefined;
   policy: RetryPolicy;
   beforeRequest?: (() => Promise<void>) | undefined;
+  watch?: AttemptWatch | undefined;
   onResponse?:
     | ((info: { endpoint: string; status: number | 'network'; attempt: number; ms: number }) => void)
     | undefined;
@@ -107,11 +119,17 @@ export function createSender(options: SenderOptions): Send {
 
   return async function send<T>(spec: RequestSpec<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      await options.watch?.before(spec.endpoint);
       await options.beforeRequest?.();
       const started = performance.now();
       const outcome = await attemptOnce(spec);
       const ms = Math.round(performance.now() - started);
       options.onResponse?.({ endpoint: spec.endpoint, status: outcome.status, attempt, ms });
+      await options.watch?.after({
+        endpoint: spec.endpoint,
+        status: outcome.status,
+        ...(outcome.ok ? {} : { error: outcome.error }),
+      });
       if (outcome.ok) return outcome.value;
       const retryAfterMs = (outcome.error as { retryAfterMs?: number }).retryAfterMs;
       const delay = retryDelay(

@@ -12,7 +12,7 @@ import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-
 import { columnLiterals } from './array-literal.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
 import type { LoadResult, PageLoad, SyncWindowRow } from '../sync/ports.js';
-import { newRecordsPageSql, pageSql, windowUpsertSql } from './page-sql.js';
+import { newRecordsPageSql, pageSql, WINDOW_PARAMS, windowUpsertSql } from './page-sql.js';
 import {
   jsonColumnIndex,
   paymentRow,
@@ -55,7 +55,7 @@ export function preparePage(page: PageLoad): PreparedPage {
 }
 
 function windowParams(row: SyncWindowRow | undefined): unknown[] {
-  if (!row) return new Array(12).fill(null);
+  if (!row) return new Array(WINDOW_PARAMS).fill(null);
   return [
     row.source,
     row.stream,
@@ -69,6 +69,10 @@ function windowParams(row: SyncWindowRow | undefined): unknown[] {
     row.pages,
     row.outcome,
     row.detail ?? null,
+    row.outcome === 'complete' ? null : (row.reasonCode ?? 'INTERNAL_ERROR'),
+    row.duplicates ?? 0,
+    row.anomalies ?? [],
+    row.blocksDay ?? row.outcome !== 'complete',
   ];
 }
 

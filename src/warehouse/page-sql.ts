@@ -17,7 +17,7 @@ import type { StreamTable } from './stream-tables.js';
 
 /** Parameter numbers after the column arrays ($1…$n). */
 export const REJECT_PARAMS = 7; // record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated
-export const WINDOW_PARAMS = 12;
+export const WINDOW_PARAMS = 16;
 
 const list = (names: readonly string[], prefix = ''): string => names.map((n) => prefix + n).join(', ');
 
@@ -228,19 +228,27 @@ ${countsSql('(SELECT count(*) FROM written WHERE inserted)', 'stored', finals)}`
  * latest outcome; attempts counts the runs. With `optional`, nothing is written when the start is NULL.
  * A live or revisit window stays so when a backfill re-reads the same day: the checkpoint rebuild counts
  * only live windows (a backfill never moves the checkpoint), and a backfill must not erase that evidence.
+ * `failures` counts the consecutive runs that failed for a reason blocking the day ($16, from
+ * src/sync/window-reasons.ts): an outage leaves it as it was, a complete run resets it (sql/018).
  */
 export function windowUpsertSql(p: (k: number) => string, optional = false): string {
+  const failed = `${p(11)}::text <> 'complete' AND ${p(16)}::boolean`;
   return `
   INSERT INTO reporting.sync_windows AS w (source, stream, window_start, window_end, kind, fetched_at,
-    records, rejects, reported_total, pages, outcome, detail, first_fetched_at)
+    records, rejects, reported_total, pages, outcome, detail, first_fetched_at,
+    reason_code, duplicates, anomalies, failures)
   SELECT ${p(1)}::text, ${p(2)}::text, ${p(3)}::timestamptz, ${p(4)}::timestamptz, ${p(5)}::text,
-    ${p(6)}::timestamptz, ${p(7)}::int, ${p(8)}::int, ${p(9)}::int, ${p(10)}::int, ${p(11)}::text,
-    ${p(12)}::text, ${p(6)}::timestamptz
+    ${p(6)}::timestamptz, ${p(7)}::int, ${p(8)}::int, ${p(9)}::bigint, ${p(10)}::int, ${p(11)}::text,
+    ${p(12)}::text, ${p(6)}::timestamptz, ${p(13)}::text, ${p(14)}::int, ${p(15)}::text[],
+    CASE WHEN ${failed} THEN 1 ELSE 0 END
   ${optional ? `WHERE ${p(3)}::timestamptz IS NOT NULL` : ''}
   ON CONFLICT (source, stream, window_start, window_end) DO UPDATE
     SET kind = CASE WHEN EXCLUDED.kind = 'backfill' AND w.kind <> 'backfill' THEN w.kind ELSE EXCLUDED.kind END,
         fetched_at = EXCLUDED.fetched_at, records = EXCLUDED.records,
         rejects = EXCLUDED.rejects, reported_total = EXCLUDED.reported_total, pages = EXCLUDED.pages,
-        outcome = EXCLUDED.outcome, detail = EXCLUDED.detail, attempts = w.attempts + 1
+        outcome = EXCLUDED.outcome, detail = EXCLUDED.detail, attempts = w.attempts + 1,
+        reason_code = EXCLUDED.reason_code, duplicates = EXCLUDED.duplicates, anomalies = EXCLUDED.anomalies,
+        failures = CASE WHEN EXCLUDED.outcome = 'complete' THEN 0
+                        WHEN ${failed} THEN w.failures + 1 ELSE w.failures END
   RETURNING 1`;
 }

@@ -37,6 +37,15 @@ describe('backfill --wait says what it waits for', () => {
     );
   });
 
+  it('the service down (its circuit open), and that the items resume when it answers', () => {
+    const down = [
+      'source default: circuit open since 2026-11-22T18:09:00.000Z after 12 failed attempts in a row',
+    ];
+    expect(waitingFor(base, { unreachableSince: null, workers: 2, down }, now)).toBe(
+      '2 running, 17 queued; the service is down, items wait and resume when it answers: ' + down[0],
+    );
+  });
+
   it('Redis unreachable, since when and for how long', () => {
     const since = new Date('2026-11-22T18:10:00Z');
     expect(waitingFor(base, { unreachableSince: since, workers: null }, now)).toBe(

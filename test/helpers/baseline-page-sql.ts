@@ -4,8 +4,29 @@
  * it on a database migrated up to 015 and through the loader on a full one must give the same status
  * history and the same counts.
  */
-import { incomingSql, REJECT_PARAMS, windowUpsertSql } from '../../src/warehouse/page-sql.js';
+import { incomingSql, REJECT_PARAMS } from '../../src/warehouse/page-sql.js';
 import type { StreamTable } from '../../src/warehouse/stream-tables.js';
+
+/**
+ * The sync-log upsert as it was up to 015 (twelve parameters). The loader's parameters carry the columns
+ * later migrations added after them: `later` gives them their types without writing them.
+ */
+function windowUpsertSql015(p: (k: number) => string): string {
+  return `
+  INSERT INTO reporting.sync_windows AS w (source, stream, window_start, window_end, kind, fetched_at,
+    records, rejects, reported_total, pages, outcome, detail, first_fetched_at)
+  SELECT ${p(1)}::text, ${p(2)}::text, ${p(3)}::timestamptz, ${p(4)}::timestamptz, ${p(5)}::text,
+    ${p(6)}::timestamptz, ${p(7)}::int, ${p(8)}::int, ${p(9)}::int, ${p(10)}::int, ${p(11)}::text,
+    ${p(12)}::text, ${p(6)}::timestamptz
+  WHERE ${p(3)}::timestamptz IS NOT NULL
+  ON CONFLICT (source, stream, window_start, window_end) DO UPDATE
+    SET kind = CASE WHEN EXCLUDED.kind = 'backfill' AND w.kind <> 'backfill' THEN w.kind ELSE EXCLUDED.kind END,
+        fetched_at = EXCLUDED.fetched_at, records = EXCLUDED.records,
+        rejects = EXCLUDED.rejects, reported_total = EXCLUDED.reported_total, pages = EXCLUDED.pages,
+        outcome = EXCLUDED.outcome, detail = EXCLUDED.detail, attempts = w.attempts + 1
+  RETURNING 1),
+later AS (SELECT ${p(13)}::text, ${p(14)}::int, ${p(15)}::text[], ${p(16)}::boolean`;
+}
 
 const list = (names: readonly string[], prefix = ''): string => names.map((n) => prefix + n).join(', ');
 
@@ -80,7 +101,7 @@ resolved AS (
     AND r.resolved_at IS NULL AND r.raw_hash <> ALL(${r(4)}::text[])
   RETURNING 1
 ),
-windowed AS (${windowUpsertSql((k) => `$${n + 2 + REJECT_PARAMS + k}`, true)})
+windowed AS (${windowUpsertSql015((k) => `$${n + 2 + REJECT_PARAMS + k}`)})
 SELECT count(*) FILTER (WHERE outcome = 'inserted')::int AS inserted,
        count(*) FILTER (WHERE outcome = 'updated')::int AS updated,
        count(*) FILTER (WHERE outcome = 'unchanged')::int AS unchanged,

@@ -1,7 +1,7 @@
 /**
  * A cost bomb on the status page: 2,000 configured sources. The page (and /status.json) stays under 1 MB:
  * it shows one page of sources at a time, in name order, under a summary of all of them (streams per
- * health badge, the streams needing attention with a link to their page) and links to every page; the
+ * health phase, the streams needing attention with a link to their page) and links to every page; the
  * calendar's day reasons name a few source streams and count the rest. A malformed page number is a 400.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -56,9 +56,9 @@ describe('the status page of 2,000 sources', () => {
     expect(page.status).toBe(200);
     expect(bytes(page.text)).toBeLessThan(MB);
     expect(page.text).toContain(`All ${SOURCES} sources`);
-    const badges = /<p class="badges">streams: ([^<]*)<\/p>/.exec(page.text)?.[1] ?? '';
-    const counted = [...badges.matchAll(/(\d+) \w+/g)].reduce((n, m) => n + Number(m[1]), 0);
-    expect(counted).toBe(SOURCES * 2); // every stream of every source is in one badge
+    const phases = /<p class="phases">streams: ([^<]*)<\/p>/.exec(page.text)?.[1] ?? '';
+    const counted = [...phases.matchAll(/(\d+) \w+/g)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(counted).toBe(SOURCES * 2); // every stream of every source is in one phase
     const shown = new Set([...page.text.matchAll(/data-source="([^"]+)"/g)].map((m) => m[1]));
     expect([...shown].sort()).toEqual(Array.from({ length: SOURCES_PER_PAGE }, (_, i) => name(i)));
     const pages = Math.ceil(SOURCES / SOURCES_PER_PAGE);

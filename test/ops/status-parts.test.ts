@@ -1,6 +1,6 @@
 /**
  * The status page's rules without a server: a day is shown final only when its pack is final and the
- * export's own rule still says so; the health badges use the alerts' thresholds (read from
+ * export's own rule still says so; the health phases use the alerts' thresholds (read from
  * ops/alerts.yml, so a changed alert fails here); every upstream-derived string is escaped; an empty
  * chart says so; a backfill without progress has no ETA.
  */
@@ -14,8 +14,11 @@ import type { StreamStatus } from '../../src/ops/status-data.js';
 import {
   LAG_ALERT_FOR,
   LAG_ALERT_SECONDS,
+  PHASE_TODO,
+  PHASES,
   peopleDuration,
   streamHealth,
+  worstPhase,
 } from '../../src/ops/status-health.js';
 import { renderStatusPage } from '../../src/ops/status-page.js';
 import { renderChart } from '../../src/ops/status-svg.js';
@@ -95,16 +98,26 @@ const stream = (over: Partial<StreamStatus> = {}): StreamStatus => ({
   stream: 'transfers',
   checkpoint: '2026-03-10T00:00:00.000Z',
   lagSeconds: 120,
+  lagFrom: 'checkpoint',
   openWindows: [],
   incompleteWindows: [],
   lastSuccessAt: '2026-03-10T00:02:00.000Z',
   lastError: null,
   lastErrorAt: null,
+  lastErrorCode: null,
+  everSynced: true,
+  blockedDays: [],
   openRejects: 0,
   ...over,
 });
 
-describe('health badges agree with the alerts', () => {
+const failedAfterSuccess = (code: string, message: string): Partial<StreamStatus> => ({
+  lastErrorAt: '2026-03-10T00:05:00.000Z',
+  lastError: `2026-03-10T00:05:00.000Z ${code}: ${message}`,
+  lastErrorCode: code,
+});
+
+describe('health phases agree with the alerts', () => {
   it('uses the lag threshold and duration of PaysyncSyncLagging in ops/alerts.yml', async () => {
     const alerts = await readFile('ops/alerts.yml', 'utf8');
     const rule = /alert: PaysyncSyncLagging\n(?:.*\n)*?\s+expr: (.*)\n\s+for: (\S+)/.exec(alerts);
@@ -113,24 +126,87 @@ describe('health badges agree with the alerts', () => {
     expect(alerts).toMatch(/max by \(source, stream\) \(paysync_incomplete_windows\) > 0/);
   });
 
-  it('ok under the threshold, behind over it, failing with the reason in words', () => {
+  it('healthy under the threshold, catching up over it, with the lag in words', () => {
     expect(streamHealth(stream({ lagSeconds: LAG_ALERT_SECONDS }))).toMatchObject({
-      badge: 'ok',
-      reason: 'transfers 30 min behind',
+      phase: 'healthy',
+      reason: 'transfers healthy, 30 min behind',
     });
-    expect(streamHealth(stream({ lagSeconds: LAG_ALERT_SECONDS + 60 })).badge).toBe('behind');
+    const behind = streamHealth(stream({ lagSeconds: LAG_ALERT_SECONDS + 60 }));
+    expect(behind.phase).toBe('catching up');
+    expect(behind.notes.join()).toMatch(/PaysyncSyncLagging pages after 10m/);
+    expect(peopleDuration(3 * 3600 + 5 * 60)).toBe('3 h 5 min');
+    expect(peopleDuration(2 * 86_400 + 4 * 3600)).toBe('2 days 4 h');
+  });
+
+  it('never synced: nothing ever succeeded nor was read completely, the lag counted from the sync start', () => {
+    const fresh = stream({
+      checkpoint: null,
+      lastSuccessAt: null,
+      everSynced: false,
+      lagSeconds: 30 * 86_400,
+      lagFrom: 'sync start',
+    });
+    expect(streamHealth(fresh)).toMatchObject({
+      phase: 'never synced',
+      reason: 'transfers never synced, 30 days behind (nothing synced since the sync start)',
+    });
+    // a window of the sync log read completely counts (Redis may have lost the tick's books)
+    expect(streamHealth({ ...fresh, everSynced: true }).phase).toBe('catching up');
+  });
+
+  it('down: the last tick failed on an outage-class error, whether or not anything ever synced', () => {
+    for (const [code, message] of [
+      ['UPSTREAM_SERVER_ERROR', 'the service answered 503 (source default, /api/transferts)'],
+      ['UPSTREAM_NETWORK', 'could not reach the service: connect ECONNREFUSED 127.0.0.1:1'],
+    ] as const) {
+      const h = streamHealth(stream(failedAfterSuccess(code, message)));
+      expect(h.phase).toBe('down');
+      expect(h.reason).toContain(`the service is unreachable (2026-03-10T00:05:00.000Z ${code}: ${message})`);
+      expect(h.reason).toContain('last success 2026-03-10T00:02:00.000Z');
+      const never = stream({ ...failedAfterSuccess(code, message), lastSuccessAt: null, everSynced: false });
+      expect(streamHealth(never)).toMatchObject({
+        phase: 'down',
+        reason: expect.stringMatching(/no success yet/),
+      });
+    }
+    // an outage that ended: a success after the error
+    const recovered = stream({
+      ...failedAfterSuccess('UPSTREAM_NETWORK', 'x'),
+      lastSuccessAt: '2026-03-10T00:06:00.000Z',
+    });
+    expect(streamHealth(recovered).phase).toBe('healthy');
+  });
+
+  it('degraded: windows failing, days blocked, or the last tick failed for another reason', () => {
     const windows = ['a', 'b', 'c'].map((w) => ({
       window: w,
       detail: 'failed: HTTP 503 Service Unavailable',
     }));
     expect(streamHealth(stream({ lagSeconds: 42 * 60, incompleteWindows: windows }))).toMatchObject({
-      badge: 'failing',
-      reason: 'transfers 42 min behind: 3 windows failing with 503',
+      phase: 'degraded',
+      reason: 'transfers degraded, 42 min behind: 3 windows failing with 503',
     });
-    const failedLast = stream({ lastErrorAt: '2026-03-10T00:05:00.000Z', lastError: 'x UPSTREAM_AUTH: 401' });
-    expect(streamHealth(failedLast).badge).toBe('failing');
-    expect(peopleDuration(3 * 3600 + 5 * 60)).toBe('3 h 5 min');
-    expect(peopleDuration(2 * 86_400 + 4 * 3600)).toBe('2 days 4 h');
+    expect(streamHealth(stream({ blockedDays: ['2026-03-01'] }))).toMatchObject({
+      phase: 'degraded',
+      reason: expect.stringMatching(/1 day blocked \(2026-03-01\)/),
+    });
+    const auth = stream(failedAfterSuccess('UPSTREAM_UNAUTHORIZED', 'the service refused the API key'));
+    expect(streamHealth(auth)).toMatchObject({
+      phase: 'degraded',
+      reason: expect.stringMatching(/the last tick failed: .*UPSTREAM_UNAUTHORIZED/),
+    });
+    // failing windows outrank a stream that never synced: they say why
+    expect(
+      streamHealth(stream({ everSynced: false, lastSuccessAt: null, incompleteWindows: windows })).phase,
+    ).toBe('degraded');
+  });
+
+  it('the worst phase of several, and each phase has what to do', () => {
+    expect(worstPhase([])).toBe('healthy');
+    expect(worstPhase(['healthy', 'catching up', 'never synced'])).toBe('never synced');
+    expect(worstPhase(['degraded', 'down', 'healthy'])).toBe('down');
+    for (const p of PHASES)
+      expect({ p, todo: PHASE_TODO[p].length > 0 }).toEqual({ p, todo: p !== 'healthy' });
   });
 });
 
@@ -187,6 +263,7 @@ describe('the page escapes what it did not write', () => {
             source: evil,
             lastError: evil,
             lastErrorAt: '2026-03-10T00:05:00.000Z',
+            lastErrorCode: evil,
             incompleteWindows: [{ window: evil, detail: evil }],
           }),
         ],

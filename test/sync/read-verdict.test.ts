@@ -61,6 +61,7 @@ describe('decideWindow: a payments window', () => {
     const last = decideWindow(window({ distinct: 98, reads: 2, canSplit: false }));
     expect(last).toEqual({
       verdict: 'incomplete',
+      reason: 'TOTAL_SHORT',
       detail: 'received 98 distinct records of the 100 the service reported, after 2 reads',
     });
   });

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
+  CircuitOpenError,
   ConfigError,
   isRetryable,
   MigrationError,
@@ -54,6 +55,7 @@ const every: Array<[PaysyncError, boolean]> = [
   [new PaginationError(ctx, 'page ignored'), true],
   [new WindowIncompleteError('short'), true],
   [new ServiceUnreachableError('redis down'), true],
+  [new CircuitOpenError(ctx, 'circuit open'), true],
 ];
 
 describe('the retry table', () => {

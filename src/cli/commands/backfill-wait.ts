@@ -10,6 +10,7 @@ import type { Settings } from '../../config/settings.js';
 import { humanDuration } from '../../config/duration.js';
 import { describeError } from '../../errors.js';
 import { connectRedis } from '../../runtime.js';
+import { describeOpenCircuit, readCircuit } from '../../sync/circuit.js';
 import {
   failedItems,
   getBackfill,
@@ -27,6 +28,8 @@ export interface RedisView {
   unreachableSince: Date | null;
   /** Workers connected to the queue (null: unknown, Redis not answering). */
   workers: number | null;
+  /** The sources whose service is down (circuit open), each described in one line. */
+  down?: string[];
 }
 
 /** One line for `--list` and the final report. */
@@ -52,6 +55,8 @@ export function waitingFor(b: BackfillSummary, redis: RedisView, now: Date): str
       'workers re-queue this backfill from PostgreSQL when it is back'
     );
   const items = `${b.running} running, ${b.queued} queued`;
+  if (redis.down?.length)
+    return `${items}; the service is down, items wait and resume when it answers: ${redis.down.join('; ')}`;
   if (redis.workers === 0) return `${items}; no worker connected: start one with \`paysync worker\``;
   return `${items} on ${redis.workers ?? '?'} worker(s)`;
 }
@@ -70,11 +75,21 @@ class RedisWatcher {
     try {
       const queue = this.queue ?? (await this.connect());
       const workers = await withTimeout(queue.getWorkers(), REDIS_CHECK_MS);
-      this.view = { unreachableSince: null, workers: workers.length };
+      const down = await withTimeout(this.openCircuits(), REDIS_CHECK_MS);
+      this.view = { unreachableSince: null, workers: workers.length, down };
     } catch {
       this.view = { unreachableSince: this.view.unreachableSince ?? now, workers: null };
     }
     return this.view;
+  }
+
+  private async openCircuits(): Promise<string[]> {
+    const { redis, settings } = this;
+    if (!redis) return [];
+    const states = await Promise.all(
+      settings.sources.map((s) => readCircuit(redis, settings.PAYSYNC_QUEUE_PREFIX, s.name)),
+    );
+    return states.filter((c) => c.open).map((c) => `source ${c.source}: ${describeOpenCircuit(c)}`);
   }
 
   private async connect(): Promise<SyncQueue> {

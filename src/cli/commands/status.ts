@@ -1,7 +1,8 @@
 /**
- * `paysync status [--json]`: per source and stream, where sync stands and what needs attention, and each
- * recent day's last reconcile. Exit 0 healthy; 1 needs attention (the reasons listed); 2 cannot tell
- * (the database is missing or not migrated, PostgreSQL or Redis unreachable).
+ * `paysync status [--json]`: per source and stream, its health phase (status-health.ts: the status page's
+ * and /metrics' too), where sync stands and what needs attention, and each recent day's last reconcile.
+ * Exit 0 healthy; 1 needs attention (the reasons listed); 2 cannot tell (the database is missing or not
+ * migrated, PostgreSQL or Redis unreachable).
  */
 import type { Pool } from 'pg';
 import { loadSettings, requireSources } from '../../config/settings.js';
@@ -11,11 +12,18 @@ import { checkPostgres, createRuntime } from '../../runtime.js';
 import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
+import { PHASE_TODO, streamHealth, worstPhase } from '../../ops/status-health.js';
 import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
 import { oneLine } from '../../terminal-text.js';
+import {
+  byReason,
+  failingReasonLines,
+  failingWindows,
+  renderFailingReasons,
+} from '../../ops/window-failures.js';
 import { parseCommandArgs } from '../args.js';
 
 type Row = StreamStatus;
@@ -33,6 +41,7 @@ export async function run(argv: string[]): Promise<number> {
       pool: runtime.pool,
       checkpoints: runtime.checkpoints,
       sources,
+      settings,
       queue,
     }).finally(() => queue.close());
     const { queue: counts, streams: rows } = status;
@@ -42,15 +51,22 @@ export async function run(argv: string[]): Promise<number> {
     const staleness = (
       await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
     ).filter((line): line is string => line !== null);
-    const attention = [...reasons(rows, reconcile), ...backfillReasons(backfills)];
+    const failing = byReason(await failingWindows(runtime.pool));
+    const attention = [
+      ...reasons(rows, reconcile),
+      ...failingReasonLines(failing),
+      ...backfillReasons(backfills),
+    ];
     // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
     const finance = await restatedAfterSignoff(runtime.pool);
     if (args.json) {
       const body = {
+        phase: worstPhase(rows.map((r) => streamHealth(r).phase)),
         queue: counts,
-        streams: rows,
+        streams: rows.map((r) => ({ ...r, health: streamHealth(r) })),
         backfills,
         transfersStaleness: staleness,
+        failingWindows: failing,
         reconcile,
         attention,
         finance: finance.map((d) => ({
@@ -66,6 +82,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(
         renderTable(rows, counts) +
           staleness.map((line) => `${line}\n`).join('') +
+          renderFailingReasons(failing, oneLine) +
           renderBackfills(backfills) +
           renderReconcile(reconcile, attention) +
           renderFinanceAttention(finance),
@@ -80,6 +97,7 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
   const header = [
     'source',
     'stream',
+    'phase',
     'checkpoint',
     'lag',
     'open',
@@ -91,8 +109,11 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
   const body = rows.map((r) => [
     r.source,
     r.stream,
+    streamHealth(r).phase,
     r.checkpoint ?? 'none yet',
-    r.lagSeconds === null ? '-' : humanDuration(r.lagSeconds * 1000),
+    r.lagSeconds === null
+      ? '-'
+      : `${humanDuration(r.lagSeconds * 1000)}${r.lagFrom === 'sync start' ? ' (since the sync start)' : ''}`,
     String(r.openWindows.length),
     String(r.incompleteWindows.length),
     String(r.openRejects),
@@ -146,12 +167,13 @@ async function requireMigrated(pool: Pool): Promise<void> {
     );
 }
 
-/** What needs attention, one line each (empty: healthy). */
+/** What needs attention, one line each (empty: healthy): each stream not healthy, with what to do. */
 function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
   const out: string[] = [];
   for (const r of rows) {
-    if (r.incompleteWindows.length > 0)
-      out.push(`${r.source}/${r.stream}: ${r.incompleteWindows.length} incomplete window(s)`);
+    const h = streamHealth(r);
+    if (h.phase !== 'healthy')
+      out.push(`${r.source}/${oneLine(h.reason)}${PHASE_TODO[h.phase] ? ` (${PHASE_TODO[h.phase]})` : ''}`);
   }
   for (const r of reconcile) {
     if (r.mismatches > 0)

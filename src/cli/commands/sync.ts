@@ -2,6 +2,7 @@
 import { loadSettings, requireSources, type Source } from '../../config/settings.js';
 import { UsageError } from '../../errors.js';
 import { checkPostgres, createRuntime, type Runtime } from '../../runtime.js';
+import { describeOpenCircuit } from '../../sync/circuit.js';
 import { runTick, type TickOutcome } from '../../sync/run-work.js';
 import { STREAMS, type Stream } from '../../upstream/schemas.js';
 import { parseCommandArgs } from '../args.js';
@@ -44,6 +45,12 @@ async function tickSource(runtime: Runtime, source: Source, streams: readonly St
 
 /** Prints one stream's tick; returns how many of its windows are incomplete. */
 function report(sourceName: string, outcome: TickOutcome): number {
+  if ('down' in outcome) {
+    process.stdout.write(
+      `${sourceName} ${outcome.stream}: not synced, the service is down: ${describeOpenCircuit(outcome.down)}\n`,
+    );
+    return 1;
+  }
   if (outcome.stream === 'payments') {
     const all = [...outcome.report.windows, ...outcome.report.revisits];
     const bad = all.filter((w) => w.outcome !== 'complete');
