@@ -119,6 +119,7 @@ export async function startProbeServer(
           sources: settings.sources,
           settings,
           queue,
+          now: () => runtime.now(),
         });
       refresh = async () => {
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))

@@ -108,7 +108,7 @@ type FailingRow = { source: string; stream: string; window_start: Date; window_e
 /**
  * Per `source/stream`, the windows of the sync log that ended incomplete or failed and that no complete
  * read has covered since (the same rule as Redis's incomplete marks: one complete window containing it,
- * read at or after it), newest first. The partial index of sql/022 keeps this to the failing rows.
+ * read at or after it), newest first. The partial index of sql/018 keeps this to the failing rows.
  */
 async function failingWindows(pool: Pool): Promise<Map<string, Array<{ window: string; detail: string }>>> {
   const { rows } = await pool.query<FailingRow>(

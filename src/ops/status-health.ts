@@ -35,7 +35,11 @@ export type Phase = (typeof PHASES)[number];
  * outage, which no paysync restart fixes. Any other failure (401, 403, 400, a short window) is paysync's
  * or the data's, and degrades rather than downs.
  */
-export const OUTAGE_CODES: ReadonlySet<string> = new Set(['UPSTREAM_SERVER_ERROR', 'UPSTREAM_NETWORK']);
+export const OUTAGE_CODES: ReadonlySet<string> = new Set([
+  'UPSTREAM_SERVER_ERROR',
+  'UPSTREAM_NETWORK',
+  'CIRCUIT_OPEN',
+]);
 
 /** What ops should do in each phase (the status page, `paysync status` and docs/operations.md say it). */
 export const PHASE_TODO: Record<Phase, string> = {

@@ -61,7 +61,11 @@ export function tickFailure(outcome: TickOutcome): { code: string; message: stri
 export async function runTick(deps: TickDeps, stream: Stream): Promise<TickOutcome> {
   const source = deps.source.name;
   const down = await circuitTurn(deps.circuit, stream);
-  if (down) return { stream, down };
+  if (down) {
+    const failure = tickFailure({ stream, down })!;
+    await deps.checkpoints.recordError(source, stream, failure).catch(() => undefined);
+    return { stream, down };
+  }
   try {
     const outcome: TickOutcome =
       stream === 'payments'

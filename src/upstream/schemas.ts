@@ -10,7 +10,8 @@
  *   quarantined as a reject (and lands later if the schema learns the value). Transfer statuses are
  *   not documented, so any non-empty string is accepted.
  * - Timestamps must be ISO 8601 with a zone (`Z` or an offset); they are kept as the text the service sent.
- * - Unknown extra fields are tolerated and dropped: the service may grow fields without breaking sync.
+ * - Fields the interface does not list are kept, as parsed (numbers' text exact), on the record's
+ *   `unknownFields` (validateItems): the service may grow fields without breaking sync or losing them.
  * - What the schema cannot say (depth, duplicate keys, PostgreSQL's ranges) is checked around it in
  *   validateItems, so that every record reaching the loader can be stored.
  */
@@ -18,6 +19,7 @@ import { z } from 'zod';
 import { decimalText, isLosslessNumber, LosslessNumber } from './exact-json.js';
 import { rawRecordProblem, withinLimits } from './record-limits.js';
 import { MAX_KEY_BYTES, storableProblem } from './storable.js';
+import { driftOf, shapeOf, unknownFieldsOf, type FieldDrift, type RecordShape } from './record-shape.js';
 
 export const PAYMENT_STATUSES = ['INIT', 'PENDING', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
 export const TRANSACTION_TYPES = ['PAYMENT', 'DIRECT_PAYMENT', 'TRANSFERT', 'RECHARGE'] as const;
@@ -56,7 +58,15 @@ export const PaymentSchema = z.object({
   organization_id: text,
   api_key_id: text,
 });
-export type Payment = z.output<typeof PaymentSchema>;
+/**
+ * The fields of a record the interface does not list, as parsed (a number a double would alter stays a
+ * LosslessNumber): absent when the record has none, which is the common case.
+ */
+export interface UnknownFields {
+  unknownFields?: Record<string, unknown>;
+}
+
+export type Payment = z.output<typeof PaymentSchema> & UnknownFields;
 export type PaymentInput = z.input<typeof PaymentSchema>;
 
 export const TransferSchema = z.object({
@@ -70,7 +80,7 @@ export const TransferSchema = z.object({
   createdAt: timestamp,
   updatedAt: timestamp,
 });
-export type Transfer = z.output<typeof TransferSchema>;
+export type Transfer = z.output<typeof TransferSchema> & UnknownFields;
 export type TransferInput = z.input<typeof TransferSchema>;
 
 /** The page wrapper. `data` is checked only as an array here: its items are validated one by one. */
@@ -116,6 +126,8 @@ export interface RejectedRecord {
   reason: string;
   /** The record's id when it had a usable one (lets a later valid copy resolve the reject). */
   id: string | null;
+  /** Listed fields it lacked or sent with another JSON type: the service's records changed shape. */
+  drift?: FieldDrift[];
 }
 
 export interface ValidatedItems<T> {
@@ -142,14 +154,17 @@ function idOf(raw: unknown): string | null {
  * Validates each item on its own: one bad record never fails its page. Three checks, in turn: the raw
  * record's limits (record-limits.ts: depth, size, duplicate keys, text PostgreSQL cannot hold), the
  * schema, then what the columns can take (`storable`, storable.ts). Whatever passes all three can be
- * written; everything else is a reject with its reason.
+ * written; everything else is a reject with its reason. With the schema's `shape`, a valid record's
+ * fields the interface does not list are kept on it as `unknownFields`, and a refused record's listed
+ * fields that are absent or of another JSON type are named on its reject (`drift`).
  */
 export function validateItems<S extends z.ZodType>(
   schema: S,
   items: readonly unknown[],
   storable: (record: z.output<S>) => string | null = () => null,
-): ValidatedItems<z.output<S>> {
-  const valid: z.output<S>[] = [];
+  shape?: RecordShape,
+): ValidatedItems<z.output<S> & UnknownFields> {
+  const valid: (z.output<S> & UnknownFields)[] = [];
   const rejects: RejectedRecord[] = [];
   for (const raw of items) {
     const limit = withinLimits(raw) ? null : rawRecordProblem(raw);
@@ -159,12 +174,22 @@ export function validateItems<S extends z.ZodType>(
     }
     const result = schema.safeParse(raw);
     if (!result.success) {
-      rejects.push({ raw, reason: reasonOf(result.error), id: idOf(raw) });
+      const reject: RejectedRecord = { raw, reason: reasonOf(result.error), id: idOf(raw) };
+      const fields = result.error.issues.flatMap((i) => (typeof i.path[0] === 'string' ? [i.path[0]] : []));
+      const drift = shape ? driftOf(raw, fields, shape) : [];
+      if (drift.length > 0) reject.drift = drift;
+      rejects.push(reject);
       continue;
     }
     const problem = storable(result.data);
-    if (problem === null) valid.push(result.data);
-    else rejects.push({ raw, reason: problem, id: idOf(raw) });
+    if (problem !== null) {
+      rejects.push({ raw, reason: problem, id: idOf(raw) });
+      continue;
+    }
+    const record = result.data as z.output<S> & UnknownFields;
+    const unknown = shape ? unknownFieldsOf(raw as Record<string, unknown>, shape.known) : undefined;
+    if (unknown) record.unknownFields = unknown;
+    valid.push(record);
   }
   return { valid, rejects };
 }
@@ -196,7 +221,11 @@ const transferStorable = (t: Transfer): string | null =>
 const CompiledPaymentSchema = z.compile(PaymentSchema);
 const CompiledTransferSchema = z.compile(TransferSchema);
 
+/** The fields the interface lists per stream, and their JSON types (record-shape.ts). */
+export const PAYMENT_SHAPE: RecordShape = shapeOf(PaymentSchema);
+export const TRANSFER_SHAPE: RecordShape = shapeOf(TransferSchema);
+
 export const validatePayments = (items: readonly unknown[]): ValidatedItems<Payment> =>
-  validateItems(CompiledPaymentSchema, items, paymentStorable);
+  validateItems(CompiledPaymentSchema, items, paymentStorable, PAYMENT_SHAPE);
 export const validateTransfers = (items: readonly unknown[]): ValidatedItems<Transfer> =>
-  validateItems(CompiledTransferSchema, items, transferStorable);
+  validateItems(CompiledTransferSchema, items, transferStorable, TRANSFER_SHAPE);

@@ -10,6 +10,8 @@ import { silentLogger, type Logger } from '../log.js';
 import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
 import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
 import { columnLiterals } from './array-literal.js';
+import { ECHOED_KEY_REASON, scrubEchoedKey } from './echoed-key.js';
+import { driftEntries, recordFieldDrift } from './field-sightings.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
 import type { LoadResult, PageLoad, SyncWindowRow } from '../sync/ports.js';
 import { newRecordsPageSql, pageSql, WINDOW_PARAMS, windowUpsertSql } from './page-sql.js';
@@ -30,9 +32,20 @@ export interface PreparedPage {
   rejects: RejectedRecord[];
   /** Records of the page that became rejects here (same-updatedAt conflicts, unstorable rows). */
   rejectedHere: number;
+  /** Records that echoed the API key and are stored scrubbed (also noted in `rejects`). */
+  echoedKept: number;
 }
 
-/** Deduplicated rows in id order, plus the rejects (given, conflicting and unstorable). Pure. */
+/** A validated record as the service sent it: its known fields, then the ones the interface does not list. */
+function asSent({ unknownFields, ...known }: Payment | Transfer): object {
+  return unknownFields === undefined ? known : { ...known, ...unknownFields };
+}
+
+/**
+ * Deduplicated rows in id order, plus the rejects (given, conflicting, unstorable, and the records that
+ * echoed the API key: stored scrubbed and noted, or only quarantined when the key is in their id). Pure
+ * but for the keys this process registered (src/scrub.ts).
+ */
 export function preparePage(page: PageLoad): PreparedPage {
   const table = tableFor(page.stream);
   const { records, conflicting } = deduplicate<Payment | Transfer>(page.records);
@@ -40,18 +53,26 @@ export function preparePage(page: PageLoad): PreparedPage {
   const rows: Row[] = [];
   const kept: Array<Payment | Transfer> = [];
   const rejects = [...page.rejects, ...conflicting];
+  let echoedKept = 0;
   for (const record of records) {
     const row =
       page.stream === 'payments'
         ? paymentRow(record as Payment)
         : transferRow(record as Transfer, page.organizationId);
+    const echoed = scrubEchoedKey(row, table);
+    if (echoed) {
+      rejects.push({ raw: asSent(record), reason: ECHOED_KEY_REASON, id: record.id });
+      if (row[0] !== record.id) continue; // the key is in its id: quarantined only
+    }
     const reason = unstorableReason(row, jsonIndex);
     if (reason === null) {
       rows.push(row);
       kept.push(record);
-    } else rejects.push({ raw: record, reason, id: record.id });
+      if (echoed) echoedKept++;
+    } else rejects.push({ raw: asSent(record), reason, id: record.id });
   }
-  return { table, rows, records: kept, rejects, rejectedHere: rejects.length - page.rejects.length };
+  const rejectedHere = rejects.length - page.rejects.length - echoedKept;
+  return { table, rows, records: kept, rejects, rejectedHere, echoedKept };
 }
 
 function windowParams(row: SyncWindowRow | undefined): unknown[] {
@@ -154,15 +175,34 @@ export async function loadPage(
   };
   const { outcome, refused } = await loadIsolating(run, whole);
   rememberMostlyNew(pool, page, outcome);
+  if (prepared.rejects.some((r) => r.drift !== undefined))
+    await announceDrift(pool, page, prepared, whole, log);
   report(page, prepared, outcome, refused, log);
   return {
     inserted: outcome.inserted,
     updated: outcome.updated,
     unchanged: outcome.unchanged,
     stale: outcome.stale,
-    rejects: prepared.rejects.length + refused.length,
+    rejects: prepared.rejects.length - prepared.echoedKept + refused.length,
     anomalies: outcome.anomalies.length,
   };
+}
+
+/** Listed fields the page's rejects lacked or retyped: recorded as sightings, the first of each logged. */
+async function announceDrift(
+  pool: pg.Pool,
+  page: PageLoad,
+  prepared: PreparedPage,
+  whole: Statement,
+  log: Logger,
+): Promise<void> {
+  const entries = driftEntries(prepared.rejects, whole.rejects);
+  for (const s of await recordFieldDrift(pool, page.source, page.stream, entries))
+    log.warn(
+      { source: page.source, stream: page.stream, field: s.field, change: s.change },
+      `the service's records changed shape: ${page.stream} field ${s.field} ${s.change}; such records are ` +
+        `quarantined (see paysync status; acknowledge with paysync probe --ack ${s.field})`,
+    );
 }
 
 function report(
@@ -185,6 +225,11 @@ function report(
     log.warn(
       { ...where, count: refused.length, ids: refused.slice(0, 20) },
       'PostgreSQL refused records the checks let through: they were quarantined with its message, the rest landed',
+    );
+  if (prepared.echoedKept > 0)
+    log.warn(
+      { ...where, count: prepared.echoedKept },
+      'records echoed the API key: stored with it replaced by a marker, and noted in the rejects',
     );
   if (outcome.resolved > 0)
     log.info({ ...where, count: outcome.resolved }, 'earlier rejects resolved by valid copies');

@@ -12,6 +12,8 @@ import type { RejectedRecord } from '../upstream/schemas.js';
 import { toExactJson } from '../upstream/exact-json.js';
 import { writeJson } from '../upstream/json-writer.js';
 import { rawRecordProblem } from '../upstream/record-limits.js';
+import { containsSecret, replaceSecrets } from '../scrub.js';
+import { jsonWithoutSecrets } from './echoed-key.js';
 import type { Row } from './stream-tables.js';
 
 interface Versioned {
@@ -116,9 +118,23 @@ function serialise(raw: unknown): string {
   }
 }
 
-/** The columns of one reject: JSONB when PostgreSQL can hold it whole, otherwise (the start of) its text. */
+/** A reject's raw JSON text, with every form of a registered key replaced (echoed-key.ts). */
+function serialisedWithoutSecrets(raw: unknown): string {
+  const json = serialise(raw);
+  if (!containsSecret(json)) return json;
+  try {
+    return jsonWithoutSecrets(raw);
+  } catch {
+    return replaceSecrets(json);
+  }
+}
+
+/**
+ * The columns of one reject: JSONB when PostgreSQL can hold it whole, otherwise (the start of) its text.
+ * No form of a registered key is kept in any of them.
+ */
 export function rejectRow(reject: RejectedRecord): RejectRow {
-  const json = serialise(reject.raw);
+  const json = serialisedWithoutSecrets(reject.raw);
   const rawBytes = Buffer.byteLength(json, 'utf8');
   const rawHash = createHash('sha256').update(json).digest('hex');
   const finding = rawRecordProblem(reject.raw);
@@ -129,9 +145,9 @@ export function rejectRow(reject: RejectedRecord): RejectRow {
     !NUL.test(json);
   const truncated = !storableJson && json.length > MAX_RAW_CHARS;
   const text = truncated ? wholeChars(json, MAX_RAW_CHARS) : json;
-  const reason = clean(reject.reason);
+  const reason = clean(replaceSecrets(reject.reason));
   return {
-    recordId: reject.id === null ? null : clean(reject.id),
+    recordId: reject.id === null ? null : clean(replaceSecrets(reject.id)),
     rawJson: storableJson ? json : null,
     rawText: storableJson ? null : clean(LONE.test(text) ? text.replace(LONE_ALL, '\uFFFD') : text),
     rawHash,

@@ -27,8 +27,11 @@ export function incomingSql(table: StreamTable): string {
 }
 
 function differs(table: StreamTable, left: string, right: string): string {
-  const compared = table.columns.filter((c) => c.compared).map((c) => c.name);
-  return `(${list(compared, `${left}.`)}) IS DISTINCT FROM (${list(compared, `${right}.`)})`;
+  const compared = table.columns.filter((c) => c.compared);
+  // json has no equality operator: its text is compared (it keeps the text it was given)
+  const side = (s: string) =>
+    compared.map((c) => (c.type === 'json' ? `${s}.${c.name}::text` : `${s}.${c.name}`)).join(', ');
+  return `(${side(left)}) IS DISTINCT FROM (${side(right)})`;
 }
 
 /** What both page statements share: their parameters' places and the statuses that are final. */

@@ -14,7 +14,8 @@ import { toExactJson } from '../upstream/exact-json.js';
 
 export interface Column {
   name: string;
-  type: 'text' | 'numeric' | 'jsonb' | 'timestamptz';
+  /** `json` keeps its text exactly (and is compared as text: json has no equality operator). */
+  type: 'text' | 'numeric' | 'jsonb' | 'json' | 'timestamptz';
   /** Part of "is this copy different?" at equal updated_at. The id and provenance columns are not. */
   compared: boolean;
 }
@@ -61,6 +62,7 @@ export const PAYMENTS: StreamTable = {
     col('updated_at', 'timestamptz', false),
     col('organization_id'),
     col('api_key_id'),
+    col('unknown_fields', 'json'),
   ],
 };
 
@@ -83,10 +85,18 @@ export const TRANSFERS: StreamTable = {
     col('updated_at', 'timestamptz', false),
     // Comes from the source, not the record: a second source reading the same transfer is no change.
     col('organization_id', 'text', false),
+    col('unknown_fields', 'json'),
   ],
 };
 
 export const tableFor = (stream: Stream): StreamTable => (stream === 'payments' ? PAYMENTS : TRANSFERS);
+
+/**
+ * The fields a record carries that the interface does not list, as JSON text with every number's text
+ * as sent; null (SQL NULL) when it has none.
+ */
+const unknownFieldsText = (record: Payment | Transfer): string | null =>
+  record.unknownFields === undefined ? null : toExactJson(record.unknownFields);
 
 /** Index of the jsonb column in a row (checked apart: JSONB refuses some escapes text accepts). */
 export const jsonColumnIndex = (table: StreamTable): number =>
@@ -107,6 +117,7 @@ export function paymentRow(p: Payment): Row {
     p.updatedAt,
     p.organization_id,
     p.api_key_id,
+    unknownFieldsText(p),
   ];
 }
 
@@ -122,5 +133,6 @@ export function transferRow(t: Transfer, organizationId: string | null): Row {
     t.createdAt,
     t.updatedAt,
     organizationId,
+    unknownFieldsText(t),
   ];
 }

@@ -30,15 +30,21 @@ later AS (SELECT ${p(13)}::text, ${p(14)}::int, ${p(15)}::text[], ${p(16)}::bool
 
 const list = (names: readonly string[], prefix = ''): string => names.map((n) => prefix + n).join(', ');
 
+/** Columns added after 015 (sql/021's unknown_fields): sent with the page, not written by this statement. */
+const LATER = new Set(['unknown_fields']);
+const columnsOf = (table: StreamTable) => table.columns.filter((c) => !LATER.has(c.name));
+
 function differs(table: StreamTable, left: string, right: string): string {
-  const compared = table.columns.filter((c) => c.compared).map((c) => c.name);
+  const compared = columnsOf(table)
+    .filter((c) => c.compared)
+    .map((c) => c.name);
   return `(${list(compared, `${left}.`)}) IS DISTINCT FROM (${list(compared, `${right}.`)})`;
 }
 
 export function baselinePageSql(table: StreamTable): string {
   const incoming = incomingSql(table);
   const n = table.columns.length;
-  const names = table.columns.map((c) => c.name);
+  const names = columnsOf(table).map((c) => c.name);
   const source = `$${n + 1}::text`;
   const stream = `$${n + 2}::text`;
   const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…7

@@ -122,7 +122,7 @@ describe('health phases, one truth in every view', () => {
           stream: was.stream,
           lastSuccessAt: was.lastSuccessAt,
         });
-        expect(s.lastError).toMatch(/UPSTREAM_(SERVER_ERROR|NETWORK)/);
+        expect(s.lastError).toMatch(/UPSTREAM_(SERVER_ERROR|NETWORK)|CIRCUIT_OPEN/);
         const gauge = sample(down.text, 'paysync_last_successful_tick_timestamp_seconds', {
           source: 'default',
           stream: s.stream,
@@ -131,6 +131,8 @@ describe('health phases, one truth in every view', () => {
       }
 
       x.sim.setSwitches({ outage: 'none' });
+      // the circuit probes at most SYNC_EVERY × 4 after its last probe (src/sync/circuit.ts)
+      x.sim.advance(4 * x.settings.SYNC_EVERY);
       await tickBoth(x);
       expectAll((await phasesEverywhere(x)).views, 'healthy');
     });

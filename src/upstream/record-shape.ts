@@ -1,0 +1,106 @@
+/**
+ * A record's shape against the interface's: the fields it carries that the interface does not list (kept,
+ * as `unknownFields`), and, for a record the schema refused, the listed fields it lacks or sends with
+ * another JSON type (announced as field sightings; the record itself stays quarantined). Both are read
+ * from the schemas (schemas.ts), never written down twice: the field names from each object schema's
+ * shape, their JSON types from zod's own JSON Schema of it.
+ */
+import { z } from 'zod';
+import { LosslessNumber } from 'lossless-json';
+
+/** What the shape checks know of one record schema. */
+export interface RecordShape {
+  /** The fields the interface lists. */
+  known: ReadonlySet<string>;
+  /** Per listed field, the JSON types it may have (`string`, `number`, `null`, `object`, …). */
+  types: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+export type FieldChange = 'missing' | 'retyped';
+
+/** A listed field a record lacks, or sends with a JSON type the interface does not give it. */
+export interface FieldDrift {
+  field: string;
+  change: FieldChange;
+  /** What the interface gives the field and what came, in words (`expected string, received number`). */
+  detail: string;
+  /** The value received (retyped only). */
+  value?: unknown;
+}
+
+type JsonSchemaNode = { type?: string | string[]; anyOf?: JsonSchemaNode[]; oneOf?: JsonSchemaNode[] };
+
+/** The JSON types a JSON Schema node allows; a node zod cannot represent (a custom type) adds none. */
+function typesOf(node: JsonSchemaNode): string[] {
+  const own = node.type === undefined ? [] : Array.isArray(node.type) ? node.type : [node.type];
+  const members = [...(node.anyOf ?? []), ...(node.oneOf ?? [])].flatMap(typesOf);
+  return [...own, ...members].map((t) => (t === 'integer' ? 'number' : t));
+}
+
+export function shapeOf(schema: z.ZodObject): RecordShape {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, JsonSchemaNode>;
+  };
+  const types = new Map<string, ReadonlySet<string>>();
+  for (const [field, node] of Object.entries(json.properties ?? {})) types.set(field, new Set(typesOf(node)));
+  return { known: new Set(Object.keys(schema.shape)), types };
+}
+
+/** The JSON type of a parsed value, as JSON Schema names it. */
+export function jsonTypeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (value instanceof LosslessNumber) return 'number';
+  return typeof value; // string, number, boolean, object
+}
+
+/**
+ * The fields of `raw` that are not in `known`, or undefined when it has none. `raw` passed a schema
+ * whose every field is required, so it holds all of `known`: only a record with more keys than that can
+ * hold an unknown one, and counting its keys is all the common record costs.
+ */
+export function unknownFieldsOf(
+  raw: Record<string, unknown>,
+  known: ReadonlySet<string>,
+): Record<string, unknown> | undefined {
+  let keys = 0;
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- only counted
+  for (const _ in raw) keys++;
+  if (keys <= known.size) return undefined;
+  const unknown: Record<string, unknown> = {};
+  for (const key of Object.keys(raw)) {
+    // defineProperty: a field named __proto__ is data, never the object's prototype
+    if (!known.has(key))
+      Object.defineProperty(unknown, key, {
+        value: raw[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
+  return unknown;
+}
+
+/**
+ * The listed fields of a refused record that are absent or of another JSON type (`fields`: the ones the
+ * schema complained about). A value of the right type that the schema refused for another reason (an
+ * unknown status, a malformed timestamp) is no change of shape.
+ */
+export function driftOf(raw: unknown, fields: Iterable<string>, shape: RecordShape): FieldDrift[] {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const out: FieldDrift[] = [];
+  for (const field of new Set(fields)) {
+    const types = shape.types.get(field);
+    if (!types || types.size === 0) continue;
+    const expected = [...types].join(' or ');
+    if (!Object.hasOwn(raw, field)) {
+      out.push({ field, change: 'missing', detail: `expected ${expected}, received nothing` });
+      continue;
+    }
+    const value = (raw as Record<string, unknown>)[field];
+    const received = jsonTypeOf(value);
+    if (!types.has(received))
+      out.push({ field, change: 'retyped', detail: `expected ${expected}, received ${received}`, value });
+  }
+  return out;
+}
