@@ -20,6 +20,7 @@ import { restatedAfterSignoff } from './status-signoffs.js';
 import { pendingMigrations, shippedMigrations } from '../warehouse/migration-status.js';
 import type { HealthDeps } from './health.js';
 import { WorkerProbes } from './worker-probes.js';
+import { unacknowledgedCounts } from '../warehouse/field-sightings.js';
 
 export interface OpsDeps {
   runtime: Runtime;
@@ -125,6 +126,7 @@ export async function startProbeServer(
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))
           metrics.recordReconcileResult(d.day, d.mismatches, d.at, d.quarantined);
         metrics.setRestatedAfterSignoff((await restatedAfterSignoff(runtime.pool)).map((d) => d.day));
+        metrics.setRecordShapeChanges(await unacknowledgedCounts(runtime.pool));
         return status();
       };
       const dashboard = await startDashboard(deps, serve, status);
