@@ -143,6 +143,18 @@ export class PaysyncMetrics {
     for (const day of days) this.c.restatedAfterSignoff.set({ day }, 1);
   }
 
+  /**
+   * The service's records changed shape: per stream and change (`added`, `missing`, `retyped`), how many
+   * field sightings nobody has acknowledged yet (read from PostgreSQL at scrape time); 0 for the others.
+   */
+  setRecordShapeChanges(counts: ReadonlyArray<{ stream: string; change: string; count: number }>): void {
+    this.c.recordShapeChanges.reset();
+    for (const stream of ['payments', 'transfers'])
+      for (const change of ['added', 'missing', 'retyped'])
+        this.c.recordShapeChanges.set({ stream, change }, 0);
+    for (const { stream, change, count } of counts) this.c.recordShapeChanges.set({ stream, change }, count);
+  }
+
   recordExportResult(day: string, version: number, at: Date = new Date(), incomplete = false): void {
     this.exports.set(day, [version, at.getTime() / 1000, incomplete ? 1 : 0]);
   }
@@ -322,6 +334,12 @@ function buildCollectors(registry: Registry) {
       name: 'paysync_export_timestamp_seconds',
       help: 'When the pack of each day was last exported (Unix time).',
       labelNames: ['day'],
+      registers,
+    }),
+    recordShapeChanges: new Gauge({
+      name: 'paysync_record_shape_changes',
+      help: "Changes in the shape of the service's records not yet acknowledged (paysync probe --ack FIELD): fields added, listed fields missing or retyped, per stream.",
+      labelNames: ['stream', 'change'],
       registers,
     }),
     restatedAfterSignoff: new Gauge({

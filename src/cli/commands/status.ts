@@ -13,6 +13,7 @@ import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
 import { PHASE_TODO, streamHealth, worstPhase } from '../../ops/status-health.js';
 import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
 import { describeOpenCircuit, readCircuit, type CircuitState } from '../../sync/circuit.js';
+import { recordChanges, recordChangesJson, renderRecordChanges } from '../../ops/status-fields.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
@@ -62,6 +63,8 @@ export async function run(argv: string[]): Promise<number> {
     ];
     // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
     const finance = await restatedAfterSignoff(runtime.pool);
+    // an announcement, not a failure: it does not change the exit code either
+    const changes = await recordChanges(runtime.pool);
     if (args.json) {
       const body = {
         phase: worstPhase(rows.map((r) => streamHealth(r).phase)),
@@ -81,6 +84,7 @@ export async function run(argv: string[]): Promise<number> {
           signed: d.signed,
           summary: d.summary,
         })),
+        recordChanges: recordChangesJson(changes),
       };
       process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     } else
@@ -91,7 +95,8 @@ export async function run(argv: string[]): Promise<number> {
           renderBlockedDays(blocked, oneLine) +
           renderBackfills(backfills) +
           renderReconcile(reconcile, attention) +
-          renderFinanceAttention(finance),
+          renderFinanceAttention(finance) +
+          renderRecordChanges(changes, oneLine),
       );
     return attention.length > 0 ? 1 : 0;
   } finally {
