@@ -13,6 +13,7 @@ import { ServiceUnreachableError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/client.js';
 import { createPool } from './warehouse/pool.js';
+import { describePending, pendingMigrations, shippedMigrations } from './warehouse/migration-status.js';
 import { pgSyncWarehouse } from './warehouse/sync-ports.js';
 import { PgTransferMemory } from './warehouse/transfer-positions.js';
 import { CheckpointStore } from './sync/checkpoints.js';
@@ -126,8 +127,27 @@ export async function checkPostgres(pool: Pool, url: string): Promise<void> {
   }
 }
 
+/**
+ * PostgreSQL answers and the database holds every migration this paysync ships; else exit 2 with the fix
+ * (a database that does not exist or is not migrated cannot tell anything, and a command run on it would
+ * fail on a missing table after it had done half its work). Reads the ledger only; writes nothing.
+ */
+export async function requireMigrated(pool: Pool, url: string): Promise<void> {
+  await checkPostgres(pool, url);
+  const pending = await pendingMigrations(pool, await shippedMigrations());
+  if (pending.length > 0)
+    throw new ServiceUnreachableError(
+      `the database in DATABASE_URL is not migrated (or not fully): ${describePending(pending)}`,
+    );
+}
+
 export function syncOptionsFrom(settings: Settings): SyncOptions {
-  return { ...DEFAULT_SYNC_OPTIONS, pageSize: settings.PAGE_SIZE, padMs: settings.WINDOW_PAD };
+  return {
+    ...DEFAULT_SYNC_OPTIONS,
+    pageSize: settings.PAGE_SIZE,
+    padMs: settings.WINDOW_PAD,
+    futureToleranceMs: settings.FUTURE_TOLERANCE,
+  };
 }
 
 export async function createRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {

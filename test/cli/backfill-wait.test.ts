@@ -75,7 +75,7 @@ describe('backfill --wait shows where the limit is', () => {
       20,
     );
     expect(pace).toEqual({ source: 'default', perSecond: 58 / 3, ceiling: 20, latencyMs: 152.4 });
-    expect(progressText(base, { unreachableSince: null, workers: 1, pace: [pace] }, wait)).toBe(
+    expect(progressText(base, { pace: [pace] }, wait)).toBe(
       'windows, 12034 records; 19.3 of 20 req/s (at UPSTREAM_RPS), the service answers in 152 ms; ' +
         wait +
         ';',
@@ -92,7 +92,7 @@ describe('backfill --wait shows where the limit is', () => {
     const idle = paceFrom({}, 102, 'b', 20);
     expect(slow.perSecond).toBeCloseTo(19 / 7);
     expect(idle).toEqual({ source: 'b', perSecond: 0, ceiling: 20, latencyMs: null });
-    expect(progressText(base, { unreachableSince: null, workers: 1, pace: [slow, idle] }, wait)).toBe(
+    expect(progressText(base, { pace: [slow, idle] }, wait)).toBe(
       'windows, 12034 records; a 2.7 of 20 req/s, the service answers in 480 ms; b 0.0 of 20 req/s; ' +
         wait +
         ';',
