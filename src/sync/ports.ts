@@ -34,12 +34,23 @@ export interface SyncWarehouse {
     since: Date,
     windows: ReadonlyArray<{ start: Date; end: Date }>,
   ): Promise<Set<string>>;
+  /**
+   * The source's payments held in [dateFrom, dateTo] (Unix seconds) as the service would count them (null
+   * when a bound's inclusivity would matter), and the ones still open (INIT, PENDING) there.
+   */
+  heldInRange(source: string, dateFrom: number, dateTo: number): Promise<HeldInRange>;
   /** The organisation a source's transfers belong to (the interface gives none). */
   organisationOf(source: string): Promise<string | null>;
   /** Marks a backfill item started; false when it must not run (finished already, or its backfill cancelled). */
   startBackfillItem(backfillId: number, key: string): Promise<boolean>;
   /** A backfill item's verdict (and its backfill's, when it was the last one open), after its rows commit. */
   finishBackfillItem(backfillId: number, key: string, verdict: ItemVerdict): Promise<void>;
+}
+
+/** See SyncWarehouse.heldInRange. */
+export interface HeldInRange {
+  held: number | null;
+  open: Array<{ id: string; createdAt: Date; status: string }>;
 }
 
 export interface PageLoad {
