@@ -18,6 +18,7 @@ import { pgSyncWarehouse } from './warehouse/sync-ports.js';
 import { PgTransferMemory } from './warehouse/transfer-positions.js';
 import { CheckpointStore } from './sync/checkpoints.js';
 import { createRateGate } from './sync/rate-gate.js';
+import { createRequestPacer, type RequestPacer } from './sync/request-pacer.js';
 import { Circuit } from './sync/circuit.js';
 import {
   DEFAULT_SYNC_OPTIONS,
@@ -141,7 +142,12 @@ export async function requireMigrated(pool: Pool, url: string): Promise<void> {
 }
 
 export function syncOptionsFrom(settings: Settings): SyncOptions {
-  return { ...DEFAULT_SYNC_OPTIONS, pageSize: settings.PAGE_SIZE, padMs: settings.WINDOW_PAD };
+  return {
+    ...DEFAULT_SYNC_OPTIONS,
+    pageSize: settings.PAGE_SIZE,
+    padMs: settings.WINDOW_PAD,
+    futureToleranceMs: settings.FUTURE_TOLERANCE,
+  };
 }
 
 export async function createRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -158,6 +164,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const transferMemory = new PgTransferMemory(pool);
   const now = options.now ?? (() => new Date());
   const clients = new Map<string, { client: UpstreamClient; circuit: Circuit }>();
+  const pacers = new Map<string, RequestPacer>();
   const wired = (source: Source) => {
     let c = clients.get(source.name);
     if (!c) {
@@ -166,11 +173,13 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         source: source.name,
         rps: settings.UPSTREAM_RPS,
       });
+      const pacer = createRequestPacer(gate, { rps: settings.UPSTREAM_RPS });
+      pacers.set(source.name, pacer);
       const base = {
         source,
         timeoutMs: settings.UPSTREAM_TIMEOUT,
         maxBodyBytes: settings.UPSTREAM_MAX_BODY,
-        beforeRequest: () => gate.acquire(),
+        beforeRequest: () => pacer.beforeRequest(),
         log,
         ...(options.backoff ? { backoff: options.backoff } : {}),
         ...(options.onResponse
@@ -220,6 +229,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     warehouse,
     client,
     syncContext,
+    pacers: () => pacers,
     now,
     close,
   };

@@ -110,6 +110,9 @@ export class PaysyncMetrics {
 
   /** Refreshes the state gauges from one status gathering (done before each scrape). */
   setStatus(status: StatusData): void {
+    this.c.dayBlocked.reset(); // a day no longer blocked has no series
+    for (const s of status.streams)
+      for (const day of s.blockedDays) this.c.dayBlocked.set({ source: s.source, stream: s.stream, day }, 1);
     for (const s of status.streams) {
       const labels = { source: s.source, stream: s.stream };
       if (s.lagSeconds === null) this.c.lag.remove(labels);
@@ -123,6 +126,7 @@ export class PaysyncMetrics {
       else this.c.lastTick.remove(labels);
     }
     for (const [state, n] of Object.entries(status.queue)) this.c.queue.set({ state }, n);
+    for (const c of status.circuits ?? []) this.c.circuitOpen.set({ source: c.source }, c.open ? 1 : 0);
   }
 
   /** A day's latest reconcile: rows with unexplained differences, and quarantined records (apart). */
@@ -137,6 +141,18 @@ export class PaysyncMetrics {
   setRestatedAfterSignoff(days: readonly string[]): void {
     this.c.restatedAfterSignoff.reset();
     for (const day of days) this.c.restatedAfterSignoff.set({ day }, 1);
+  }
+
+  /**
+   * The service's records changed shape: per stream and change (`added`, `missing`, `retyped`), how many
+   * field sightings nobody has acknowledged yet (read from PostgreSQL at scrape time); 0 for the others.
+   */
+  setRecordShapeChanges(counts: ReadonlyArray<{ stream: string; change: string; count: number }>): void {
+    this.c.recordShapeChanges.reset();
+    for (const stream of ['payments', 'transfers'])
+      for (const change of ['added', 'missing', 'retyped'])
+        this.c.recordShapeChanges.set({ stream, change }, 0);
+    for (const { stream, change, count } of counts) this.c.recordShapeChanges.set({ stream, change }, count);
   }
 
   recordExportResult(day: string, version: number, at: Date = new Date(), incomplete = false): void {
@@ -249,6 +265,12 @@ function buildCollectors(registry: Registry) {
       labelNames: ss,
       registers,
     }),
+    dayBlocked: new Gauge({
+      name: 'paysync_day_blocked',
+      help: 'Each local day whose windows failed BLOCKED_AFTER runs in a row for reasons other than an outage: 1 (paysync status names its reasons); no series for other days.',
+      labelNames: [...ss, 'day'],
+      registers,
+    }),
     openRejects: new Gauge({
       name: 'paysync_open_rejects',
       help: 'Rejected records with no valid copy loaded since.',
@@ -271,6 +293,12 @@ function buildCollectors(registry: Registry) {
       name: 'paysync_queue_jobs',
       help: 'Jobs in the sync queue by state (waiting, prioritized, delayed, active, failed, completed).',
       labelNames: ['state'],
+      registers,
+    }),
+    circuitOpen: new Gauge({
+      name: 'paysync_upstream_circuit_open',
+      help: '1 while the service of a source is down (its circuit is open: no requests but one probe per stream per tick), else 0.',
+      labelNames: ['source'],
       registers,
     }),
     scrapeErrors: new Gauge({
@@ -306,6 +334,12 @@ function buildCollectors(registry: Registry) {
       name: 'paysync_export_timestamp_seconds',
       help: 'When the pack of each day was last exported (Unix time).',
       labelNames: ['day'],
+      registers,
+    }),
+    recordShapeChanges: new Gauge({
+      name: 'paysync_record_shape_changes',
+      help: "Changes in the shape of the service's records not yet acknowledged (paysync probe --ack FIELD): fields added, listed fields missing or retyped, per stream.",
+      labelNames: ['stream', 'change'],
       registers,
     }),
     restatedAfterSignoff: new Gauge({

@@ -24,6 +24,7 @@ import { restatedAfterSignoff } from './status-signoffs.js';
 import { pendingMigrations, shippedMigrations } from '../warehouse/migration-status.js';
 import type { HealthDeps } from './health.js';
 import { WorkerProbes } from './worker-probes.js';
+import { unacknowledgedCounts } from '../warehouse/field-sightings.js';
 
 export interface OpsDeps {
   runtime: Runtime;
@@ -135,6 +136,7 @@ export async function startProbeServer(
           metrics.recordReconcileResult(d.day, d.mismatches, d.at, d.quarantined);
         metrics.setRestatedAfterSignoff((await restatedAfterSignoff(runtime.pool)).map((d) => d.day));
         metrics.setExports(await gatherExports(runtime.pool, settings, runtime.now(), RESULT_DAYS));
+        metrics.setRecordShapeChanges(await unacknowledgedCounts(runtime.pool));
         return status();
       };
       dashboard?.mount(dashboardOf(deps, status));

@@ -1,7 +1,7 @@
 /**
  * Where sync stands, per source and stream: the facts behind `paysync status`, the ops status page and the
  * scrape-time gauges of /metrics. One gathering, three views; the phase each view shows is decided from
- * these facts by one pure function (status-health.ts). Reads Redis (checkpoints, queue counts) and
+ * these facts by one pure function (status-health.ts). Reads Redis (checkpoints, circuits, queue counts) and
  * PostgreSQL (open rejects, failing windows, whether anything ever synced); never writes.
  */
 import type { Pool } from 'pg';
@@ -11,6 +11,7 @@ import { windowKey, type CheckpointStore } from '../sync/checkpoints.js';
 import type { CircuitState } from '../sync/circuit.js';
 import { syncStart } from '../sync/tick-plan.js';
 import { STREAMS, type Stream } from '../upstream/schemas.js';
+import { blockedDays } from './blocked-days.js';
 import { failingWindows } from './window-failures.js';
 
 export interface StreamStatus {
@@ -37,7 +38,7 @@ export interface StreamStatus {
   lastErrorCode: string | null;
   /** A tick succeeded, or a window was read completely, at least once (Redis or the sync log). */
   everSynced: boolean;
-  /** Local days that failed too often to be retried blindly (none until they are recorded). */
+  /** Local days whose windows failed BLOCKED_AFTER runs in a row, outages aside (blocked-days.ts). */
   blockedDays: string[];
   /**
    * The source's circuit when it is open (src/sync/circuit.ts: the service failed every recent attempt,
@@ -52,6 +53,8 @@ export type QueueCounts = Record<string, number>;
 export interface StatusData {
   queue: QueueCounts;
   streams: StreamStatus[];
+  /** Each source's circuit breaker (open: the service is down, src/sync/circuit.ts), when read. */
+  circuits?: CircuitState[];
 }
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'] as const;
@@ -60,8 +63,8 @@ export interface StatusDeps {
   pool: Pool;
   checkpoints: CheckpointStore;
   sources: readonly Source[];
-  /** Where live sync starts (the lag before a first checkpoint). */
-  settings: Pick<Settings, 'SYNC_START' | 'REPORT_TIMEZONE'>;
+  /** Where live sync starts (the lag before a first checkpoint); BLOCKED_AFTER (default 6): blocked days. */
+  settings: Pick<Settings, 'SYNC_START' | 'REPORT_TIMEZONE'> & Partial<Pick<Settings, 'BLOCKED_AFTER'>>;
   queue: Pick<Queue, 'getJobCounts'>;
   /** The circuit of a source (readCircuit); without it, no stream is seen down by its circuit. */
   circuits?: (source: string) => Promise<CircuitState>;
@@ -70,17 +73,20 @@ export interface StatusDeps {
 
 export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
   const queue = await deps.queue.getJobCounts(...QUEUE_STATES);
-  const [rejects, failing, synced] = await Promise.all([
+  const [rejects, failing, synced, blocked] = await Promise.all([
     openRejects(deps.pool),
     failingByStream(deps.pool),
     everSynced(deps.pool),
+    blockedDays(deps.pool, deps.settings.REPORT_TIMEZONE, deps.settings.BLOCKED_AFTER ?? 6),
   ]);
   const at = (deps.now ?? (() => new Date()))();
   const now = at.getTime();
   const start = syncStart(deps.settings, at);
   const streams: StreamStatus[] = [];
+  const circuits: CircuitState[] = [];
   for (const source of deps.sources) {
     const circuit = deps.circuits ? await deps.circuits(source.name) : null;
+    if (circuit) circuits.push(circuit);
     for (const stream of STREAMS) {
       const s = await deps.checkpoints.get(source.name, stream);
       const key = `${source.name}/${stream}`;
@@ -102,7 +108,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
         lastErrorAt: s.lastError?.at.toISOString() ?? null,
         lastErrorCode: s.lastError?.code ?? null,
         everSynced: s.lastSuccessAt !== null || s.checkpoint !== null || synced.has(key),
-        blockedDays: [],
+        blockedDays: blocked.filter((d) => `${d.source}/${d.stream}` === key).map((d) => d.day),
         circuit: circuit?.open
           ? { since: circuit.since?.toISOString() ?? null, lastError: circuit.lastError }
           : null,
@@ -110,7 +116,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
       });
     }
   }
-  return { queue, streams };
+  return deps.circuits ? { queue, streams, circuits } : { queue, streams };
 }
 
 /** Failing windows listed per stream at most (the count of a long outage's windows is not the point). */

@@ -13,6 +13,7 @@ import type { ReconcileRow } from './reconcile-results.js';
 import { paceOf, type BackfillView } from './status-backfills.js';
 import type { CalendarDay } from './status-calendar.js';
 import { renderCalendar } from './status-calendar-html.js';
+import { recordChangesSection, type SightingList } from './status-fields.js';
 import type { StatusData, StreamStatus } from './status-data.js';
 import { PHASE_TODO, peopleDuration, phaseSlug, streamHealth } from './status-health.js';
 import type { History } from './status-history.js';
@@ -31,6 +32,8 @@ export interface StatusPageInput {
   calendar?: CalendarDay[];
   history?: History;
   backfills?: BackfillView[];
+  /** The service's records changed shape: sightings not yet acknowledged. */
+  recordChanges?: SightingList;
   /** Many sources: the summary of all of them and the links to each page (status-paging.ts), as HTML. */
   paging?: string;
 }
@@ -229,6 +232,7 @@ ${healthSection(input.status)}
 ${calendar}
 ${charts}
 ${backfills}
+${input.recordChanges ? recordChangesSection(input.recordChanges) : ''}
 <h2>Sources and streams</h2>
 ${streamsSection(input.status)}
 <h2>Queue</h2>

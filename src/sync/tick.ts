@@ -129,6 +129,8 @@ function failedWindow(deps: TickDeps, window: Window, kind: string, error: unkno
     distinct: 0,
     reads: 0,
     reusedPages: 0,
+    duplicates: 0,
+    anomalies: [],
     outcome: 'failed',
     reasonCode: failureOf({ error }).reason,
     ms: 0,

@@ -121,8 +121,14 @@ describe('docker-compose.yml keeps running and keeps its data', () => {
 });
 
 describe('Dockerfile', () => {
-  it('runs as a non-root user, checks /healthz and starts through the entrypoint with `worker`', () => {
+  it('builds on Node 24 LTS, runs as a non-root user, checks /healthz and starts through the entrypoint with `worker`', () => {
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    // one base image, Node 24 LTS on Debian slim (the supported runtime; package.json's engines allow it)
+    expect(dockerfile.match(/^FROM .*$/gm)).toEqual(['FROM node:24-bookworm-slim']);
+    const engines = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }
+    ).engines.node;
+    expect(engines.split('||').map((range) => range.trim())).toContain('^24.0.0');
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*CMD \["node", "docker\/healthcheck\.mjs"\]$/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["docker\/entrypoint\.sh"\]$/m);

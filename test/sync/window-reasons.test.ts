@@ -6,9 +6,9 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
+  CircuitOpenError,
   PaginationError,
   UpstreamAuthError,
-  CircuitOpenError,
   UpstreamNetworkError,
   UpstreamProtocolError,
   UpstreamRateLimitedError,
@@ -18,6 +18,7 @@ import {
 import {
   blocksDay,
   isOutage,
+  NOTE_CODES,
   reasonOf,
   reasonOfError,
   reasonsMarkdown,
@@ -44,6 +45,12 @@ describe('the window reasons table', () => {
     expect(blocksDay('PAGE_CYCLE')).toBe(true);
   });
 
+  it('names exactly the notes as NOTE_CODES', () => {
+    expect([...NOTE_CODES].sort()).toEqual(
+      REASON_CODES.filter((c) => WINDOW_REASONS[c].severity === 'note').sort(),
+    );
+  });
+
   it('reads an unknown code (a newer worker’s) as UNCLASSIFIED', () => {
     expect(reasonOf('SOMETHING_NEW').code).toBe('UNCLASSIFIED');
     expect(reasonOf(null).code).toBe('UNCLASSIFIED');
@@ -59,6 +66,7 @@ describe('the window reasons table', () => {
     [new PaginationError(ctx, 'page 3 repeats page 2', 'PAGE_IGNORED'), 'PAGE_IGNORED'],
     [new PaginationError(ctx, 'ceiling'), 'PAGE_CEILING'],
     [new WindowIncompleteError('short'), 'TOTAL_SHORT'],
+    [new CircuitOpenError(ctx, 'circuit open since 12:00'), 'CIRCUIT_OPEN'],
     [Object.assign(new Error('boom'), { code: 'P0001', severity: 'ERROR' }), 'WAREHOUSE_WRITE_FAILED'],
     [Object.assign(new Error('terminating'), { code: '57P01', severity: 'FATAL' }), 'WAREHOUSE_UNAVAILABLE'],
     [Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }), 'WAREHOUSE_UNAVAILABLE'],

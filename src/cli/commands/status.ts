@@ -12,7 +12,8 @@ import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
 import { PHASE_TODO, streamHealth, worstPhase } from '../../ops/status-health.js';
 import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
-import { readCircuit } from '../../sync/circuit.js';
+import { describeOpenCircuit, readCircuit, type CircuitState } from '../../sync/circuit.js';
+import { recordChanges, recordChangesJson, renderRecordChanges } from '../../ops/status-fields.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
@@ -23,6 +24,7 @@ import {
   failingWindows,
   renderFailingReasons,
 } from '../../ops/window-failures.js';
+import { blockedDayLine, blockedDays, renderBlockedDays } from '../../ops/blocked-days.js';
 import { parseCommandArgs } from '../args.js';
 
 type Row = StreamStatus;
@@ -51,21 +53,28 @@ export async function run(argv: string[]): Promise<number> {
       await Promise.all(sources.map((s) => transfersFreshness(memory, s.name, settings)))
     ).filter((line): line is string => line !== null);
     const failing = byReason(await failingWindows(runtime.pool));
+    const blocked = await blockedDays(runtime.pool, settings.REPORT_TIMEZONE, settings.BLOCKED_AFTER);
     const attention = [
+      ...downReasons(status.circuits ?? []),
       ...reasons(rows, reconcile),
       ...failingReasonLines(failing),
+      ...blocked.map(blockedDayLine),
       ...backfillReasons(backfills),
     ];
     // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
     const finance = await restatedAfterSignoff(runtime.pool);
+    // an announcement, not a failure: it does not change the exit code either
+    const changes = await recordChanges(runtime.pool);
     if (args.json) {
       const body = {
         phase: worstPhase(rows.map((r) => streamHealth(r).phase)),
         queue: counts,
         streams: rows.map((r) => ({ ...r, health: streamHealth(r) })),
+        circuits: status.circuits,
         backfills,
         transfersStaleness: staleness,
         failingWindows: failing,
+        blockedDays: blocked,
         reconcile,
         attention,
         finance: finance.map((d) => ({
@@ -75,6 +84,7 @@ export async function run(argv: string[]): Promise<number> {
           signed: d.signed,
           summary: d.summary,
         })),
+        recordChanges: recordChangesJson(changes),
       };
       process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     } else
@@ -82,9 +92,11 @@ export async function run(argv: string[]): Promise<number> {
         renderTable(rows, counts) +
           staleness.map((line) => `${line}\n`).join('') +
           renderFailingReasons(failing, oneLine) +
+          renderBlockedDays(blocked, oneLine) +
           renderBackfills(backfills) +
           renderReconcile(reconcile, attention) +
-          renderFinanceAttention(finance),
+          renderFinanceAttention(finance) +
+          renderRecordChanges(changes, oneLine),
       );
     return attention.length > 0 ? 1 : 0;
   } finally {
@@ -155,6 +167,20 @@ function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
       );
   }
   return out;
+}
+
+/**
+ * A source whose service is down (its circuit open): paysync waits and probes by itself; the line names
+ * the upstream problem so ops can take it to the service's owners.
+ */
+function downReasons(circuits: CircuitState[]): string[] {
+  return circuits
+    .filter((c) => c.open)
+    .map(
+      (c) =>
+        `${c.source}: the service is down, ${oneLine(describeOpenCircuit(c))}; paysync resumes by itself ` +
+        'when it answers (docs/operations.md#the-service-is-down)',
+    );
 }
 
 /** A running backfill with failed items needs a person: those windows will not be read again by themselves. */
