@@ -8,6 +8,7 @@ import { Worker, type MinimalJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { connectRedis, type Runtime } from '../src/runtime.js';
 import type { WindowReport } from '../src/sync/context.js';
+import { tracing } from '../src/telemetry/tracing.js';
 import { jobRetryDelay } from '../src/upstream/retry-delay.js';
 import { createQueue, QUEUE_NAME, type SyncJobData, type SyncQueue } from './queue.js';
 import { startRefiller, type Refiller } from './refill.js';
@@ -63,7 +64,10 @@ export async function startWorker(
   const queue = createQueue(connections[0] as Redis, settings.PAYSYNC_QUEUE_PREFIX);
   const withSchedules = options.schedules !== false;
   const schedules = withSchedules ? await registerSchedules(queue, settings) : [];
+  // With tracing on, BullMQ's telemetry hook makes one span per job processed (src/telemetry/otel.ts).
+  const telemetry = tracing()?.workerTelemetry();
   const worker = new Worker<SyncJobData>(QUEUE_NAME, createSyncProcessor(runtime, options.onWindow), {
+    ...(telemetry ? { telemetry } : {}),
     connection: connections[1] as Redis,
     prefix: settings.PAYSYNC_QUEUE_PREFIX,
     concurrency: options.concurrency ?? settings.WORKER_CONCURRENCY,
