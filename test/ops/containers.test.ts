@@ -2,7 +2,8 @@
  * The container setup, proved without a Docker engine (none runs here):
  * - docker-compose.yml as Docker Compose reads it (`docker-compose config`): migrations as a one-shot
  *   service, workers gated on healthy dependencies and a successful migrate, no host port on the worker
- *   (so `--scale worker=3` cannot clash), a health check on /healthz;
+ *   (so `--scale worker=3` cannot clash), a health check on /healthz; long-running services restart
+ *   unless stopped, the worker's stop grace outlasts its drain, PostgreSQL's data is on a named volume;
  * - the Dockerfile: non-root USER, HEALTHCHECK, the entrypoint;
  * - docker/entrypoint.sh run directly: arguments pass through, exit codes come back, no command = worker;
  * - the image's own steps on a copy of what the Dockerfile copies: its `npm` RUN lines (npm ci → build,
@@ -29,13 +30,18 @@ interface ComposeService {
   ports?: unknown[];
   expose?: unknown[];
   restart?: string;
+  stop_grace_period?: string;
+  volumes?: Array<string | { type?: string; source?: string; target?: string }>;
   healthcheck?: { test?: string[]; disable?: boolean };
   depends_on?: Record<string, { condition: string }>;
   environment?: Record<string, string>;
 }
 
 /** `docker-compose config` (Compose's own reading of the file), turned into JSON with its PyYAML. */
-async function composeConfig(): Promise<{ services: Record<string, ComposeService> }> {
+async function composeConfig(): Promise<{
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}> {
   requireTool('docker-compose', 'docker-compose');
   const config = await run('docker-compose', ['config'], { cwd: ROOT });
   expect({ code: config.code, stderr: config.stderr }).toEqual({ code: 0, stderr: '' });
@@ -45,8 +51,21 @@ async function composeConfig(): Promise<{ services: Record<string, ComposeServic
     { input: config.stdout, encoding: 'utf8' },
   );
   expect({ code: toJson.status, stderr: toJson.stderr }).toEqual({ code: 0, stderr: '' });
-  return JSON.parse(toJson.stdout) as { services: Record<string, ComposeService> };
+  return JSON.parse(toJson.stdout) as {
+    services: Record<string, ComposeService>;
+    volumes?: Record<string, unknown>;
+  };
 }
+
+/** A Compose duration (`45s`, `1m30s`, `1m`) in seconds. */
+function composeSeconds(text: string | undefined): number {
+  const m = /^(?:(\d+)m)?(?:(\d+)s)?$/.exec(text ?? '');
+  if (!text || !m) return 10; // Compose's default grace
+  return Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0);
+}
+
+/** The longest drain of a busy worker measured (15-19 s), rounded up to the worker's drain bound. */
+const LONGEST_DRAIN_S = 25;
 
 describe('docker-compose.yml', () => {
   it('is valid Compose, runs migrations once before workers, and lets workers scale', async () => {
@@ -77,6 +96,27 @@ describe('docker-compose.yml', () => {
       }
       expect({ name, command: service.command?.[0] }).not.toEqual({ name, command: 'sh' });
     }
+  });
+});
+
+describe('docker-compose.yml keeps running and keeps its data', () => {
+  it('restarts what runs for good, lets a worker drain before the kill, keeps the warehouse on a volume', async () => {
+    const { services, volumes } = await composeConfig();
+    const restart = Object.fromEntries(Object.entries(services).map(([name, s]) => [name, s.restart]));
+    expect(restart).toEqual({
+      postgres: 'unless-stopped',
+      redis: 'unless-stopped',
+      simulator: 'unless-stopped',
+      migrate: 'no',
+      worker: 'unless-stopped',
+    });
+    // `docker stop` (every deploy) waits this long before SIGKILL: more than a drain takes
+    expect(composeSeconds(services.worker?.stop_grace_period)).toBeGreaterThan(LONGEST_DRAIN_S);
+    const data = (services.postgres?.volumes ?? []).map((v) =>
+      typeof v === 'string' ? v : `${v.source ?? ''}:${v.target ?? ''}`,
+    );
+    expect(data.map((v) => v.replace(/:rw$/, ''))).toContain('pgdata:/var/lib/postgresql/data');
+    expect(Object.keys(volumes ?? {})).toEqual(expect.arrayContaining(['pgdata', 'exports']));
   });
 });
 
