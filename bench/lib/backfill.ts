@@ -95,7 +95,7 @@ export function benchEnv(simUrl: string, databaseUrl: string, pageSize: number):
     DATABASE_URL: databaseUrl,
     PAYSYNC_QUEUE_PREFIX: `paysync-bench-${randomBytes(3).toString('hex')}`,
     PAGE_SIZE: String(pageSize),
-    UPSTREAM_RPS: '10000', // the benchmark raises the ceiling through its setting only
+    UPSTREAM_RPS: '10000', // the setting's highest value: the benchmark raises the ceiling through its setting only
     LOG_LEVEL: 'warn',
     REPORT_TIMEZONE: 'UTC',
   };

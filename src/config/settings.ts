@@ -71,6 +71,10 @@ const EnvSchema = z.object({
   TRANSFERS_FULL_SCAN_EVERY: duration('TRANSFERS_FULL_SCAN_EVERY', 1_000).prefault('1h'),
   TRANSFERS_UNORDERED_SCAN_EVERY: duration('TRANSFERS_UNORDERED_SCAN_EVERY').prefault('0s'),
   REVISIT_EVERY: duration('REVISIT_EVERY').prefault('1h'),
+  /** A record time later than the worker's clock plus this is impossible: quarantined, read again later. */
+  FUTURE_TOLERANCE: duration('FUTURE_TOLERANCE', 0, MAX_SPAN_MS).prefault('1d'),
+  /** Failed runs of a day's window (outages aside) after which the day is shown `blocked` and alerted. */
+  BLOCKED_AFTER: integer('BLOCKED_AFTER', 1, 1_000).prefault('6'),
   PAGE_SIZE: integer('PAGE_SIZE', 1, 10_000).prefault('100'),
   UPSTREAM_RPS: decimal('UPSTREAM_RPS', MIN_RPS, MAX_RPS).prefault('10'),
   UPSTREAM_TIMEOUT: duration('UPSTREAM_TIMEOUT', 100, 600_000).prefault('30s'),

@@ -13,6 +13,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WindowReport } from '../sync/context.js';
+import type { ExportState } from './export-state.js';
 import type { StatusData } from './status-data.js';
 import { PHASES, phaseSlug, streamHealth } from './status-health.js';
 
@@ -109,6 +110,9 @@ export class PaysyncMetrics {
 
   /** Refreshes the state gauges from one status gathering (done before each scrape). */
   setStatus(status: StatusData): void {
+    this.c.dayBlocked.reset(); // a day no longer blocked has no series
+    for (const s of status.streams)
+      for (const day of s.blockedDays) this.c.dayBlocked.set({ source: s.source, stream: s.stream, day }, 1);
     for (const s of status.streams) {
       const labels = { source: s.source, stream: s.stream };
       if (s.lagSeconds === null) this.c.lag.remove(labels);
@@ -122,6 +126,7 @@ export class PaysyncMetrics {
       else this.c.lastTick.remove(labels);
     }
     for (const [state, n] of Object.entries(status.queue)) this.c.queue.set({ state }, n);
+    for (const c of status.circuits ?? []) this.c.circuitOpen.set({ source: c.source }, c.open ? 1 : 0);
   }
 
   /** A day's latest reconcile: rows with unexplained differences, and quarantined records (apart). */
@@ -152,6 +157,17 @@ export class PaysyncMetrics {
 
   recordExportResult(day: string, version: number, at: Date = new Date(), incomplete = false): void {
     this.exports.set(day, [version, at.getTime() / 1000, incomplete ? 1 : 0]);
+  }
+
+  /**
+   * The recent days' packs as PostgreSQL holds them (read at scrape time, export-state.ts): each day's
+   * latest version, and 1 in paysync_export_missing for each day whose pack is due and missing (no series
+   * for any other day).
+   */
+  setExports(state: ExportState): void {
+    for (const d of state.days) this.recordExportResult(d.day, d.version, d.at, d.incomplete);
+    this.c.exportMissing.reset();
+    for (const day of state.missing) this.c.exportMissing.set({ day }, 1);
   }
 
   /** The exposition text; `refresh` (status gathering) runs first, and its failure is itself a metric. */
@@ -249,6 +265,12 @@ function buildCollectors(registry: Registry) {
       labelNames: ss,
       registers,
     }),
+    dayBlocked: new Gauge({
+      name: 'paysync_day_blocked',
+      help: 'Each local day whose windows failed BLOCKED_AFTER runs in a row for reasons other than an outage: 1 (paysync status names its reasons); no series for other days.',
+      labelNames: [...ss, 'day'],
+      registers,
+    }),
     openRejects: new Gauge({
       name: 'paysync_open_rejects',
       help: 'Rejected records with no valid copy loaded since.',
@@ -271,6 +293,12 @@ function buildCollectors(registry: Registry) {
       name: 'paysync_queue_jobs',
       help: 'Jobs in the sync queue by state (waiting, prioritized, delayed, active, failed, completed).',
       labelNames: ['state'],
+      registers,
+    }),
+    circuitOpen: new Gauge({
+      name: 'paysync_upstream_circuit_open',
+      help: '1 while the service of a source is down (its circuit is open: no requests but one probe per stream per tick), else 0.',
+      labelNames: ['source'],
       registers,
     }),
     scrapeErrors: new Gauge({
@@ -317,6 +345,12 @@ function buildCollectors(registry: Registry) {
     restatedAfterSignoff: new Gauge({
       name: 'paysync_restated_after_signoff',
       help: 'Days whose records changed after finance signed off a version (1 each, until a new version is signed off); no series for other days.',
+      labelNames: ['day'],
+      registers,
+    }),
+    exportMissing: new Gauge({
+      name: 'paysync_export_missing',
+      help: 'Days whose pack the daily job should have published by now (after EXPORT_AT and the grace period) and that have none: 1 each; no series for other days.',
       labelNames: ['day'],
       registers,
     }),

@@ -5,6 +5,7 @@
 import type { Queue } from 'bullmq';
 import type { Pool } from 'pg';
 import type { Settings } from '../config/settings.js';
+import { syncStart } from '../sync/tick-plan.js';
 import { gatherBackfills, type BackfillView } from './status-backfills.js';
 import { recordChanges, type SightingList } from './status-fields.js';
 import { gatherCalendar, type CalendarDay } from './status-calendar.js';
@@ -23,7 +24,7 @@ export interface StatusPageExtras {
 export interface StatusPageDeps {
   pool: Pool;
   queue: Pick<Queue, 'getJobs'>;
-  settings: Pick<Settings, 'sources' | 'REPORT_TIMEZONE' | 'SETTLE_LAG' | 'SETTLE_HORIZON'>;
+  settings: Pick<Settings, 'sources' | 'REPORT_TIMEZONE' | 'SETTLE_LAG' | 'SETTLE_HORIZON' | 'SYNC_START'>;
   now: () => Date;
 }
 
@@ -38,6 +39,7 @@ export async function gatherStatusPage(deps: StatusPageDeps, status: StatusData)
         zone: s.REPORT_TIMEZONE,
         settleLagMs: s.SETTLE_LAG,
         horizonMs: s.SETTLE_HORIZON,
+        syncStart: syncStart(s, now),
       },
       now,
     ),

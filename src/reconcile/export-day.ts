@@ -303,6 +303,7 @@ async function newManifest(
     quarantined: derived.quarantined,
     digests: derived.digests,
     emptyConfirmed: derived.emptyConfirmed,
+    ...(derived.blocked.length > 0 ? { blocked: derived.blocked } : {}),
     reconcile: derived.reconcile,
     restatement: v.restatement,
     restatedAfterSignoff: await restatedAfterSignoff(client, job.day, v.dayDir, derived.digests, v.temp),
@@ -328,8 +329,10 @@ async function refreshTop(
   derived: DerivedPack,
 ): Promise<void> {
   const state = await signoffStateOfDay(client, p.own.day);
+  const { blocked: _published, ...own } = p.own;
+  const now = derived.blocked.length > 0 ? { blocked: derived.blocked } : {};
   const fresh = topManifest(
-    { ...p.own, reconcile: derived.reconcile, stateReason: derived.state.stateReason },
+    { ...own, ...now, reconcile: derived.reconcile, stateReason: derived.state.stateReason },
     state ? manifestSignoff(state) : undefined,
   );
   if (manifestText(fresh) !== manifestText(p.top))

@@ -15,6 +15,7 @@ import { runTransfers } from '../sync/transfers-run.js';
 import { runPaymentsWindow } from '../sync/window-run.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import type { StreamName } from './day-records.js';
+import { quarantineImpossibleRows } from './heal-impossible.js';
 import type { RecordDifference } from './record-diff.js';
 import { withReconcileLease, type LeaseOptions } from './reconcile-lock.js';
 import { reconcileUnlocked, refreshPack, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
@@ -67,6 +68,7 @@ async function healLocked(runtime: Runtime, day: string, options: HealOptions): 
   const backoffMs = options.backoffMs ?? 5_000;
   const say = options.onStep ?? (() => undefined);
   const w = dayWindow(day, runtime.settings.REPORT_TIMEZONE);
+  await unfreeze(runtime, day, w, say);
   const first = await reconcileUnlocked(runtime, day);
   let result = first;
   let rereads = 0;
@@ -89,6 +91,29 @@ async function healLocked(runtime: Runtime, day: string, options: HealOptions): 
   const flagged = await flagMissingAtSource(runtime, w, result.differences);
   if (options.refreshPack !== false) await refreshPack(runtime, day, options.now);
   return { result, first, rereads, flagged };
+}
+
+/**
+ * Rows holding a time no record can have are moved to the rejects and their day read again at once
+ * (heal-impossible.ts): the forward-only upsert would otherwise refuse the service's true copy for ever.
+ */
+async function unfreeze(
+  runtime: Runtime,
+  day: string,
+  w: Window,
+  say: (line: string) => void,
+): Promise<void> {
+  const latest = new Date(runtime.now().getTime() + runtime.settings.FUTURE_TOLERANCE);
+  for (const source of runtime.settings.sources) {
+    for (const stream of ['payments', 'transfers'] as const) {
+      const moved = await quarantineImpossibleRows(runtime.pool, source.name, stream, w, latest);
+      if (moved === 0) continue;
+      say(
+        `${source.name}/${stream} ${day}: ${moved} row(s) held an impossible time; moved to the rejects, reading again`,
+      );
+      say(`  ${await reread(runtime, source, stream, w)}`);
+    }
+  }
 }
 
 /** One re-read, as a backfill reads: the payments day as a window, or the transfer list whole. */

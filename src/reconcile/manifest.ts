@@ -139,6 +139,18 @@ export interface SignoffState {
   summary: string;
 }
 
+/**
+ * A blocked day's facts (src/ops/blocked-days.ts): per source and stream, the consecutive failed runs and
+ * each reason code with its meaning, what to do, and the latest words. Carried by a pack published with
+ * --allow-incomplete while the day is blocked, and by the day's top manifest while it stays so.
+ */
+export interface BlockedFacts {
+  source: string;
+  stream: string;
+  failures: number;
+  reasons: Array<{ code: string; meaning: string; action: string; detail: string }>;
+}
+
 export interface Manifest {
   day: string;
   timeZone: string;
@@ -159,6 +171,8 @@ export interface Manifest {
   digests?: RecordsDigests;
   /** Streams confirmed empty on a day that followed seven busy ones (absent or empty: none). */
   emptyConfirmed?: EmptyEvidence[];
+  /** The day is blocked (BLOCKED_AFTER failed runs, outages aside): why, per source and stream (absent: not). */
+  blocked?: BlockedFacts[];
   /** Set when this version restates a day finance had signed off (null: it does not). */
   restatedAfterSignoff?: RestatedAfterSignoff | null;
   /** Where the facts that change after publishing (reconcile, sign-off) are kept. */

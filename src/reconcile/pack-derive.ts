@@ -11,7 +11,15 @@ import type { Runtime } from '../sync/services.js';
 import { describeGaps, type StreamCoverage } from './coverage.js';
 import { neutralise } from './csv-cells.js';
 import { checkEmptyDay } from './empty-days.js';
-import type { EmptyEvidence, Manifest, PackFiles, RecordsDigests, StreamTotal } from './manifest.js';
+import type {
+  BlockedFacts,
+  EmptyEvidence,
+  Manifest,
+  PackFiles,
+  RecordsDigests,
+  StreamTotal,
+} from './manifest.js';
+import { blockedDays, manifestBlocked } from '../ops/blocked-days.js';
 import {
   OPEN_RECORDS_SQL,
   PAYMENTS_FILE,
@@ -49,6 +57,8 @@ export interface DerivedPack {
   state: Pick<Manifest, 'state' | 'stateReason'>;
   digests: RecordsDigests;
   emptyConfirmed: EmptyEvidence[];
+  /** The day's blocked sources and streams with their reasons (empty: not blocked). */
+  blocked: BlockedFacts[];
   /** pack.xlsx, its records sheets written from the same COPY as the CSVs; the caller finishes or aborts it. */
   workbook: PackWorkbook;
 }
@@ -115,6 +125,13 @@ async function writeSummary(
   return { summary, totals: { payments: total('payments'), transfers: total('transfers') } };
 }
 
+/** The state's reason, saying that the day is blocked and why (the codes of docs/operations.md). */
+function withBlocked(reason: string, blocked: readonly BlockedFacts[]): string {
+  const codes = [...new Set(blocked.flatMap((b) => b.reasons.map((r) => r.code)))].join(', ');
+  const runs = Math.max(...blocked.map((b) => b.failures));
+  return `${reason}; blocked: its windows failed ${runs} runs in a row (${codes}), see \`blocked\``;
+}
+
 /** The day's state by the one rule (pack-state.ts), worded for a version's own files. */
 async function stateOf(
   runtime: Runtime,
@@ -169,7 +186,14 @@ export async function derivePack(
     const { summary, totals } = await writeSummary(client, range, dir, rejects.counts);
     const differences = await writeDifferences(client, day, dir);
     const reconcile = await latestReconcile(client, day);
-    const { state, emptyConfirmed } = await stateOf(runtime, client, job, reconcile);
+    const { state: stateNow, emptyConfirmed } = await stateOf(runtime, client, job, reconcile);
+    const blocked = (
+      await blockedDays(client, runtime.settings.REPORT_TIMEZONE, runtime.settings.BLOCKED_AFTER, day)
+    ).map(manifestBlocked);
+    const state =
+      blocked.length === 0
+        ? stateNow
+        : { ...stateNow, stateReason: withBlocked(stateNow.stateReason, blocked) };
     const digests = await recordsDigests(client, range);
     const files: PackFiles<WrittenFile> = {
       ...(await recordFiles),
@@ -178,7 +202,7 @@ export async function derivePack(
       ...(differences ? { differences } : {}),
     };
     const quarantined = rejects.counts;
-    return { files, totals, quarantined, reconcile, state, digests, emptyConfirmed, workbook };
+    return { files, totals, quarantined, reconcile, state, digests, emptyConfirmed, blocked, workbook };
   } catch (error) {
     await recordFiles.catch(() => undefined); // never leave the other connection writing behind us
     workbook.abort();

@@ -29,6 +29,28 @@ export interface SummaryInput {
 export interface CloseFacts {
   digests?: { payments: string; transfers: string };
   restatedAfterSignoff?: { note: string } | null;
+  /** The day was blocked when published (manifest `blocked`): each reason with what to do. */
+  blocked?: Array<{
+    source: string;
+    stream: string;
+    failures: number;
+    reasons: Array<{ code: string; meaning: string; action: string }>;
+  }>;
+}
+
+/** A blocked day's reasons, one row each: the code, what it means and what to do (manifest `blocked`). */
+function blockedValues(close: CloseFacts): unknown[][] {
+  return (close.blocked ?? []).flatMap((b) =>
+    b.reasons.map((r) => [
+      'blocked',
+      b.stream,
+      `${b.source}: ${r.code} after ${b.failures} failed runs: ${r.meaning}; what to do: ${r.action}`,
+      null,
+      null,
+      null,
+      null,
+    ]),
+  );
 }
 
 /**
@@ -107,7 +129,7 @@ export function summaryValues(input: SummaryInput): unknown[][] {
   for (const stream of ['payments', 'transfers'] as const) {
     out.push(['quarantined', stream, null, null, null, input.quarantined[stream], null]);
   }
-  if (input.close) out.push(...closeValues(input.close));
+  if (input.close) out.push(...blockedValues(input.close), ...closeValues(input.close));
   return out;
 }
 

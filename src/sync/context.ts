@@ -26,6 +26,8 @@ export interface SyncOptions {
   maxPagesPerRead: number;
   /** How many times a window is cut in two when it keeps falling short of the reported total. */
   maxSplitDepth: number;
+  /** A record time later than the sync clock plus this is impossible (FUTURE_TOLERANCE). */
+  futureToleranceMs: number;
 }
 
 export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
@@ -34,6 +36,7 @@ export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   maxPagesPerWindow: 50,
   maxPagesPerRead: 10_000,
   maxSplitDepth: 3,
+  futureToleranceMs: 86_400_000,
 };
 
 export interface WindowReport {

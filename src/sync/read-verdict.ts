@@ -31,6 +31,39 @@ export class DistinctIds {
   }
 }
 
+// ---- records listed more than once ----------------------------------------------------------------
+
+/**
+ * What one full read listed: entries (every listing, copies included), distinct records, the `total` it
+ * reported, and a key of its ids and copies (null when it listed no record twice). The interface promises
+ * neither unique ids on a list nor what `total` counts: a service may list a record twice and count both.
+ */
+export interface Listing {
+  entries: number;
+  distinct: number;
+  total: number | null;
+  /** SHA-256 of the read's sorted ids and of its copies (id and count); null without copies. */
+  copiesKey: string | null;
+}
+
+/**
+ * Duplicates as evidence: a list that names records more than once is complete when two full reads each
+ * returned `total` entries, copies included, with the same ids and the same copies. Returns how many
+ * copies beyond the first listing those reads agree on, or null when no two reads confirm them. Pure.
+ */
+export function confirmedCopies(listings: readonly Listing[]): number | null {
+  const full = listings.filter(
+    (l) => l.copiesKey !== null && l.total !== null && l.entries === l.total && l.distinct < l.total,
+  );
+  for (let i = 0; i < full.length; i++)
+    for (let j = i + 1; j < full.length; j++) {
+      const a = full[i] as Listing;
+      const b = full[j] as Listing;
+      if (a.copiesKey === b.copiesKey && a.total === b.total) return a.entries - a.distinct;
+    }
+  return null;
+}
+
 // ---- payments windows ----------------------------------------------------------------------------
 
 export const MAX_BARE_READS = 3;
@@ -49,13 +82,21 @@ export interface WindowEvidence {
   /** Ids the last read added to the earlier ones (null after the first read). */
   addedByLastRead: number | null;
   canSplit: boolean;
+  /** Copies two full reads agreed on (confirmedCopies), or null. */
+  confirmedCopies?: number | null;
+  /** Whether any read listed a record more than once. */
+  copiesSeen?: boolean;
 }
 
 export type WindowVerdict =
-  | { verdict: 'complete' }
+  | { verdict: 'complete'; duplicates?: number }
   | { verdict: 're-read' }
   | { verdict: 'split'; parts: number }
-  | { verdict: 'incomplete'; reason: 'TOTAL_SHORT' | 'LIST_SHIFTING'; detail: string };
+  | {
+      verdict: 'incomplete';
+      reason: 'TOTAL_SHORT' | 'LIST_SHIFTING' | 'DUPLICATES_UNCONFIRMED';
+      detail: string;
+    };
 
 /**
  * With a `total`: complete when the distinct ids reach it; offset paging shifts when records arrive while
@@ -66,8 +107,19 @@ export type WindowVerdict =
 export function decideWindow(e: WindowEvidence): WindowVerdict {
   if (e.maxTotal !== null) {
     if (e.distinct >= e.maxTotal) return { verdict: 'complete' };
+    const copies = e.confirmedCopies ?? null;
+    if (copies !== null && e.distinct + copies >= e.maxTotal)
+      return { verdict: 'complete', duplicates: copies };
     if (e.reads < MAX_TOTAL_READS) return { verdict: 're-read' };
     if (e.canSplit) return { verdict: 'split', parts: 2 };
+    if (e.copiesSeen)
+      return {
+        verdict: 'incomplete',
+        reason: 'DUPLICATES_UNCONFIRMED',
+        detail:
+          `received ${e.distinct} distinct records of the ${e.maxTotal} the service reported, some listed more than once, ` +
+          `after ${e.reads} reads: no two full reads listed the same ids and copies`,
+      };
     return {
       verdict: 'incomplete',
       reason: 'TOTAL_SHORT',
@@ -117,10 +169,16 @@ export interface ScanEvidence {
   /** Distinct records over all reads of the scan. */
   distinct: number;
   maxTotal: number | null;
+  /** Copies two full reads agreed on (confirmedCopies), or null. */
+  confirmedCopies?: number | null;
+  /** Whether any read listed a transfer more than once. */
+  copiesSeen?: boolean;
 }
 
 export type ScanVerdict =
-  { verdict: 'complete' } | { verdict: 're-read' } | { verdict: 'incomplete'; detail: string };
+  | { verdict: 'complete'; duplicates?: number }
+  | { verdict: 're-read' }
+  | { verdict: 'incomplete'; reason: 'TOTAL_SHORT' | 'DUPLICATES_UNCONFIRMED'; detail: string };
 
 /**
  * A full scan (paging ended on evidence, or readPages would have thrown): complete when the distinct ids
@@ -129,9 +187,21 @@ export type ScanVerdict =
  */
 export function decideScan(e: ScanEvidence): ScanVerdict {
   if (e.maxTotal === null || e.distinct >= e.maxTotal) return { verdict: 'complete' };
+  const copies = e.confirmedCopies ?? null;
+  if (copies !== null && e.distinct + copies >= e.maxTotal)
+    return { verdict: 'complete', duplicates: copies };
   if (e.reads < MAX_SCAN_READS) return { verdict: 're-read' };
+  if (e.copiesSeen)
+    return {
+      verdict: 'incomplete',
+      reason: 'DUPLICATES_UNCONFIRMED',
+      detail:
+        `received ${e.distinct} distinct transfers of the ${e.maxTotal} the service reported, some listed more than once, ` +
+        `after ${e.reads} reads: no two full reads listed the same ids and copies`,
+    };
   return {
     verdict: 'incomplete',
+    reason: 'TOTAL_SHORT',
     detail: `received ${e.distinct} distinct transfers of the ${e.maxTotal} the service reported, after ${e.reads} reads`,
   };
 }

@@ -9,13 +9,20 @@ import { ENDPOINTS } from '../upstream/client.js';
 import type { ListPage } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validatePayments, type Payment, type RejectedRecord } from '../upstream/schemas.js';
-import { paddedQuery, type Window } from './windows.js';
-import type { SyncContext } from './context.js';
+import { paddedQuery, windowLabel, type Window } from './windows.js';
+import { clockOf, type SyncContext } from './context.js';
+import { isImpossibleTimeReason, timeCheck } from './record-times.js';
+import type { NoteCode } from './window-reasons.js';
 import { DistinctIds } from './read-verdict.js';
+import { countListed } from './listing.js';
 
 export interface ReadOutcome {
   /** Distinct records received, valid and rejected alike (the service counts both). */
   ids: DistinctIds;
+  /** Every listing received, copies of a record listed more than once included. */
+  entries: number;
+  /** Ids listed more than once in this read, with how many listings beyond the first. */
+  copies: Map<string, number>;
   /** readPages' own summary; null when the read was abandoned for a split. */
   summary: PagingSummary | null;
   records: number;
@@ -29,11 +36,15 @@ export interface ReadOutcome {
   abandonedForSplit: boolean;
   /** Pages whose bytes an earlier read of the window had already read and committed (`known`). */
   reusedPages: number;
+  /** Anomalies the read saw: an impossible `total`, records quarantined for impossible times. */
+  anomalies: Set<NoteCode>;
 }
 
 function emptyOutcome(): ReadOutcome {
   return {
     ids: new DistinctIds(),
+    entries: 0,
+    copies: new Map(),
     summary: null,
     records: 0,
     rejects: 0,
@@ -43,6 +54,7 @@ function emptyOutcome(): ReadOutcome {
     farOutside: 0,
     abandonedForSplit: false,
     reusedPages: 0,
+    anomalies: new Set(),
   };
 }
 
@@ -59,10 +71,20 @@ function tally(
   out.pages += 1;
   if (page.items.length > 0) out.nonEmptyPages += 1;
   if (page.total !== null) out.maxTotal = Math.max(out.maxTotal ?? 0, page.total);
-  for (const id of ids) out.ids.add(id);
+  for (const id of ids) countListed(out, id);
   out.records += ids.length - rejects;
   out.rejects += rejects;
   out.farOutside += far;
+}
+
+/** A `total` no list can have: judged as no total (list-page.ts), noted once per read, and logged. */
+function noteImpossibleTotal(ctx: SyncContext, out: ReadOutcome, page: PageRead, window: Window): void {
+  if (out.anomalies.has('IMPOSSIBLE_TOTAL')) return;
+  out.anomalies.add('IMPOSSIBLE_TOTAL');
+  ctx.log.warn(
+    { source: ctx.source.name, window: windowLabel(window), page: page.index, detail: page.totalAnomaly },
+    'the service sent a total no list can have: the window is judged as if it sent none',
+  );
 }
 
 /** Records created more than a day outside the request: evidence that the date filter is ignored. */
@@ -154,6 +176,7 @@ export async function readPaymentsWindow(
     source: source.name,
   });
   const out = emptyOutcome();
+  const times = timeCheck(clockOf(ctx), options.futureToleranceMs);
   // Pages are loaded in batches of at least PAGE_SIZE records: a service that caps its pages (at 100, say)
   // would otherwise cost one statement per small page (bench: capped backfill).
   let batch: { records: Payment[]; rejects: RejectedRecord[] } = { records: [], rejects: [] };
@@ -186,6 +209,7 @@ export async function readPaymentsWindow(
       const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
       if (next.done) {
         out.summary = next.value;
+        if (next.value.endedBy === 'past-total-pages') out.anomalies.add('PAST_TOTAL_PAGES');
         break;
       }
       const page = next.value;
@@ -204,7 +228,9 @@ export async function readPaymentsWindow(
         tally(out, page, again.tallied, again.rejects, again.farOutside);
         continue;
       }
-      const { valid, rejects } = validatePayments(page.items);
+      if (page.totalAnomaly !== undefined) noteImpossibleTotal(ctx, out, page, window);
+      const { valid, rejects } = validatePayments(page.items, times);
+      if (rejects.some((r) => isImpossibleTimeReason(r.reason))) out.anomalies.add('IMPOSSIBLE_TIMESTAMP');
       const tallied: (string | null)[] = valid.map((p) => p.id);
       for (const reject of rejects) tallied.push(reject.id);
       const far = farOutside(

@@ -4,7 +4,17 @@
  * scan, read once more on a shortfall. What a verdict asks to be remembered, transfers-run.ts writes.
  */
 import type { SyncContext } from './context.js';
-import { DistinctIds, decideNewestFirst, decideScan, decideTail, orderOf } from './read-verdict.js';
+import {
+  confirmedCopies,
+  DistinctIds,
+  decideNewestFirst,
+  decideScan,
+  decideTail,
+  orderOf,
+  type Listing,
+} from './read-verdict.js';
+import { listingOf } from './listing.js';
+import type { NoteCode } from './window-reasons.js';
 import type { ListOrder, TransferList } from './transfer-state.js';
 import { readTransferList, type TransferReadOutcome } from './transfers-read.js';
 
@@ -30,6 +40,8 @@ export interface RunTally {
   pages: number;
   reads: number;
   maxTotal: number | null;
+  /** Anomalies the reads saw (an impossible total, records quarantined for impossible times). */
+  anomalies?: Set<NoteCode>;
 }
 
 /** What the list is to be remembered as, once the verdict is in. */
@@ -40,6 +52,10 @@ export type Remember =
 export interface Verdict {
   mode: 'newest-first' | 'tail' | 'full';
   complete: boolean;
+  /** Why it is not complete (read-verdict.ts decideScan); null when complete. */
+  reason?: 'TOTAL_SHORT' | 'DUPLICATES_UNCONFIRMED' | null;
+  /** Copies beyond the first listing that two full reads agreed on. */
+  duplicates?: number;
   /** The read proved every transfer of the list is held (clears an incomplete mark). */
   whole: boolean;
   stoppedEarly: boolean;
@@ -65,6 +81,7 @@ async function read(
   t.pages += outcome.pages;
   t.reads += 1;
   if (outcome.maxTotal !== null) t.maxTotal = Math.max(t.maxTotal ?? 0, outcome.maxTotal);
+  if (outcome.anomalies.size > 0) t.anomalies = new Set([...(t.anomalies ?? []), ...outcome.anomalies]);
   return outcome;
 }
 
@@ -153,9 +170,17 @@ export async function scanInFull(
   const spec = { startPage: 0, skipped: 0, stopBefore: null, organizationId: plan.organizationId };
   let next = first ?? (await read(ctx, t, spec));
   const firstRead = next;
+  const listings: Listing[] = [];
   for (let reads = 1; ; reads++) {
+    listings.push(listingOf(next));
     scan.merge(next.ids);
-    const verdict = decideScan({ reads, distinct: scan.size, maxTotal: t.maxTotal });
+    const verdict = decideScan({
+      reads,
+      distinct: scan.size,
+      maxTotal: t.maxTotal,
+      confirmedCopies: confirmedCopies(listings),
+      copiesSeen: listings.some((l) => l.copiesKey !== null),
+    });
     if (verdict.verdict === 're-read') {
       next = await read(ctx, t, spec);
       continue;
@@ -165,6 +190,8 @@ export async function scanInFull(
     return {
       mode: 'full',
       complete,
+      reason: verdict.verdict === 'incomplete' ? verdict.reason : null,
+      duplicates: verdict.verdict === 'complete' ? (verdict.duplicates ?? 0) : 0,
       whole: complete,
       stoppedEarly: false,
       order,

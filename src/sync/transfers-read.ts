@@ -6,9 +6,12 @@
 import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
 import { validateTransfers } from '../upstream/schemas.js';
-import type { SyncContext } from './context.js';
+import { clockOf, type SyncContext } from './context.js';
+import { isImpossibleTimeReason, timeCheck } from './record-times.js';
+import type { NoteCode } from './window-reasons.js';
 import { DistinctIds, canStopNewestFirst, emptyOrder, observeOrder, type OrderSeen } from './read-verdict.js';
 import type { PositionEntry, TransferMemory } from './transfer-state.js';
+import { countListed } from './listing.js';
 
 export interface TransferReadSpec {
   startPage: number;
@@ -23,6 +26,10 @@ export interface TransferReadSpec {
 
 export interface TransferReadOutcome {
   ids: DistinctIds;
+  /** Every listing received, copies of a transfer listed more than once included. */
+  entries: number;
+  /** Ids listed more than once in this read, with how many listings beyond the first. */
+  copies: Map<string, number>;
   /** readPages' own summary; null when the read stopped early (newest-first). */
   summary: PagingSummary | null;
   records: number;
@@ -34,6 +41,8 @@ export interface TransferReadOutcome {
   firstPage: { count: number; known: number };
   /** Records per page the service served, when a full page was followed by another non-empty one. */
   servedSize: number | null;
+  /** Anomalies the read saw: an impossible `total`, records quarantined for impossible times. */
+  anomalies: Set<NoteCode>;
 }
 
 function idOf(item: unknown): string | null {
@@ -68,6 +77,8 @@ export async function readTransferList(
   });
   const out: TransferReadOutcome = {
     ids: new DistinctIds(),
+    entries: 0,
+    copies: new Map(),
     summary: null,
     records: 0,
     rejects: 0,
@@ -76,12 +87,15 @@ export async function readTransferList(
     order: emptyOrder(),
     firstPage: { count: 0, known: 0 },
     servedSize: null,
+    anomalies: new Set(),
   };
   let position = spec.skipped;
+  const times = timeCheck(clockOf(ctx), options.futureToleranceMs);
   for (;;) {
     const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
     if (next.done) {
       out.summary = next.value;
+      if (next.value.endedBy === 'past-total-pages') out.anomalies.add('PAST_TOTAL_PAGES');
       break;
     }
     const page = next.value;
@@ -97,7 +111,9 @@ export async function readTransferList(
     } else if (out.pages === 1 && page.items.length > 0) {
       out.servedSize = out.firstPage.count;
     }
-    const { valid, rejects } = validateTransfers(page.items);
+    const { valid, rejects } = validateTransfers(page.items, times);
+    if (rejects.some((r) => isImpossibleTimeReason(r.reason))) out.anomalies.add('IMPOSSIBLE_TIMESTAMP');
+    if (page.totalAnomaly !== undefined) out.anomalies.add('IMPOSSIBLE_TOTAL');
     out.order = observeOrder(
       out.order,
       valid.map((t) => t.createdAt),
@@ -134,8 +150,8 @@ export async function readTransferList(
 function tally(out: TransferReadOutcome, page: PageRead, ids: string[], rejectIds: (string | null)[]): void {
   out.pages += 1;
   if (page.total !== null) out.maxTotal = Math.max(out.maxTotal ?? 0, page.total);
-  for (const id of ids) out.ids.add(id);
-  for (const id of rejectIds) out.ids.add(id);
+  for (const id of ids) countListed(out, id);
+  for (const id of rejectIds) countListed(out, id);
   out.records += ids.length;
   out.rejects += rejectIds.length;
 }

@@ -130,7 +130,8 @@ async function finish(
   const at = t.at;
   const outcome = v.complete ? 'complete' : 'incomplete';
   // a scan falls short only of the service's total (decideScan)
-  const reasonCode = v.complete ? null : 'TOTAL_SHORT';
+  const reasonCode = v.complete ? null : (v.reason ?? 'TOTAL_SHORT');
+  const duplicates = v.duplicates ?? 0;
   const result: TransfersResult = {
     source: ctx.source.name,
     stream: 'transfers',
@@ -167,6 +168,8 @@ async function finish(
     detail: v.detail,
     reasonCode,
     blocksDay: blocksDay(reasonCode),
+    duplicates,
+    anomalies: [...(t.anomalies ?? []), ...(duplicates > 0 ? (['DUPLICATES_LISTED'] as const) : [])].sort(),
   });
   run.recorded = true;
   await noteMark(ctx, v);

@@ -106,10 +106,7 @@ export const WINDOW_REASONS = {
     'paging went back to earlier pages: a page held only records this read had already seen',
     'tell the service’s owners: its paging cycles; the window is read again later',
   ),
-  PAST_TOTAL_PAGES: failure(
-    'the service kept serving pages past its own `totalPages`, after every record of its `total` had arrived',
-    'tell the service’s owners: its paging does not end; the window is read again later',
-  ),
+
   TRICKLE: failure(
     'bare arrays kept bringing a few new records per page, past the page budget the window’s earlier reads allow',
     'tell the service’s owners: its paging trickles; the window is read again later',
@@ -159,6 +156,10 @@ export const WINDOW_REASONS = {
     'the service sent a `total` no list can have (negative, fractional, beyond 2^31): treated as no total',
     'nothing: the window was judged as a bare array is; tell the service’s owners',
   ),
+  PAST_TOTAL_PAGES: note(
+    'the service served pages past its own `totalPages` (or went round again) after every record of its `total` had arrived: the read ended there',
+    'nothing: the window is complete; tell the service’s owners that its paging does not end',
+  ),
   IMPOSSIBLE_TIMESTAMP: note(
     'records carried a time later than now plus FUTURE_TOLERANCE or before 2000-01-01: quarantined, read again later',
     'nothing: the record lands when the service sends its true state; the rejects name each record',
@@ -167,11 +168,20 @@ export const WINDOW_REASONS = {
 
 export type ReasonCode = keyof typeof WINDOW_REASONS;
 
+/** The codes of anomalies a window run notes (severity `note`; test/sync/window-reasons.test.ts checks). */
+export const NOTE_CODES = [
+  'DUPLICATES_LISTED',
+  'CONTRADICTING_COPIES',
+  'IMPOSSIBLE_TOTAL',
+  'IMPOSSIBLE_TIMESTAMP',
+  'PAST_TOTAL_PAGES',
+] as const satisfies readonly ReasonCode[];
+export type NoteCode = (typeof NOTE_CODES)[number];
+
 /** Every code the pager can fail with is in the table (a compile-time check). */
 const PAGING_CODES_ARE_REASONS: Record<PagingFailure, ReasonCode> = {
   PAGE_IGNORED: 'PAGE_IGNORED',
   PAGE_CYCLE: 'PAGE_CYCLE',
-  PAST_TOTAL_PAGES: 'PAST_TOTAL_PAGES',
   TRICKLE: 'TRICKLE',
   PAGE_CEILING: 'PAGE_CEILING',
   TOTAL_RUNAWAY: 'TOTAL_RUNAWAY',
@@ -210,6 +220,7 @@ const BY_ERROR_CODE: Record<string, ReasonCode> = {
   UPSTREAM_BAD_REQUEST: 'REQUEST_REFUSED',
   UPSTREAM_UNEXPECTED_STATUS: 'UNEXPECTED_STATUS',
   UPSTREAM_PROTOCOL: 'MALFORMED_RESPONSE',
+  CIRCUIT_OPEN: 'CIRCUIT_OPEN',
   SERVICE_UNREACHABLE: 'WAREHOUSE_UNAVAILABLE',
   WINDOW_INCOMPLETE: 'TOTAL_SHORT',
 };
@@ -233,6 +244,7 @@ export function reasonOfError(error: unknown): ReasonCode {
   }
   const mapped = BY_ERROR_CODE[code];
   if (mapped) return mapped;
+  if (isReasonCode(code)) return code; // an error named after its reason (CircuitOpenError: CIRCUIT_OPEN)
   if (CONNECTION_ERRNOS.has(code)) return 'WAREHOUSE_UNAVAILABLE';
   // a PostgreSQL error (pg's DatabaseError carries the SQLSTATE and a severity)
   if (typeof e?.severity === 'string' && /^[0-9A-Z]{5}$/.test(code))

@@ -8,21 +8,30 @@
  */
 import { performance } from 'node:perf_hooks';
 import { KnownPages, readPaymentsWindow, type ReadOutcome } from './read-window.js';
-import { DistinctIds, decideSplitFirst, decideWindow } from './read-verdict.js';
+import {
+  confirmedCopies,
+  DistinctIds,
+  decideSplitFirst,
+  decideWindow,
+  type Listing,
+} from './read-verdict.js';
 import { clearCoveredMarks } from './incomplete-marks.js';
+import { listingOf } from './listing.js';
 import { partsFor, splitWindow, windowLabel, type Window } from './windows.js';
 import { clockOf, type SyncContext, type WindowReport } from './context.js';
 import { recordFailedRun } from './window-failure.js';
-import { blocksDay, type ReasonCode } from './window-reasons.js';
+import { blocksDay, type NoteCode, type ReasonCode } from './window-reasons.js';
 
 export type WindowKind = 'live' | 'backfill' | 'revisit';
 
 export interface WindowResult extends WindowReport {
   detail: string | null;
+  /** Copies beyond the first listing of records the service listed more than once (two reads agreed). */
+  duplicates: number;
+  /** Codes of the anomalies (notes) the run saw. */
+  anomalies: NoteCode[];
   /** Pages of its confirmation reads that came back byte for byte as read before: not parsed or written again. */
   reusedPages: number;
-  /** The code of the error that ended the window unread (src/error-codes.ts); absent when it ended on evidence. */
-  errorCode?: string;
 }
 
 /** Windows shorter than this are not split further. */
@@ -41,6 +50,12 @@ interface Tally {
   reads: number;
   /** Pages a confirmation read found unchanged, byte for byte (read-window.ts KnownPages). */
   reusedPages: number;
+  /** What each read listed (entries, copies): the evidence for duplicates (confirmedCopies). */
+  listings: Listing[];
+  /** Copies beyond the first listing that two reads confirmed (of the sub-windows, summed). */
+  duplicates: number;
+  /** Codes of the anomalies (notes) the reads saw. */
+  anomalies: Set<NoteCode>;
 }
 
 function emptyTally(): Tally {
@@ -53,6 +68,9 @@ function emptyTally(): Tally {
     pages: 0,
     reads: 0,
     reusedPages: 0,
+    listings: [],
+    duplicates: 0,
+    anomalies: new Set(),
   };
 }
 
@@ -62,6 +80,7 @@ function emptyTally(): Tally {
  * in memory and about 1% of a backfill's CPU); nothing reads that outcome's ids afterwards.
  */
 function merge(t: Tally, read: ReadOutcome): number {
+  t.listings.push(listingOf(read)); // before the merge: the tally adopts the first read's set
   const adopt = t.reads === 0 && t.ids.size === 0;
   if (adopt) t.ids = read.ids;
   const added = adopt ? read.ids.ids.size : t.ids.merge(read.ids);
@@ -71,6 +90,7 @@ function merge(t: Tally, read: ReadOutcome): number {
   t.pages += read.pages;
   t.reads += 1;
   t.reusedPages += read.reusedPages;
+  for (const code of read.anomalies) t.anomalies.add(code);
   return added;
 }
 
@@ -170,12 +190,18 @@ async function runToVerdict(
       firstReadPages: first.nonEmptyPages,
       addedByLastRead: added,
       canSplit,
+      confirmedCopies: confirmedCopies(t.listings),
+      copiesSeen: t.listings.some((l) => l.copiesKey !== null),
     });
     if (v.verdict === 're-read') added = merge(t, await readPaymentsWindow(ctx, window, { known }));
     else if (v.verdict === 'split') return runSplit(ctx, window, kind, depth, v.parts, started, t.maxTotal);
-    else if (v.verdict === 'complete')
+    else if (v.verdict === 'complete') {
+      if (v.duplicates) {
+        t.duplicates = v.duplicates;
+        t.anomalies.add('DUPLICATES_LISTED');
+      }
       return finish(ctx, window, kind, t, { complete: true, detail: null }, started);
-    else
+    } else
       return finish(ctx, window, kind, t, { complete: false, reason: v.reason, detail: v.detail }, started);
   }
 }
@@ -206,6 +232,8 @@ async function runSplit(
     t.reads += r.reads;
     t.reusedPages += r.reusedPages;
     t.partsDistinct += r.distinct;
+    t.duplicates += r.duplicates;
+    for (const code of r.anomalies) t.anomalies.add(code);
     if (r.reportedTotal !== null) t.maxTotal = (t.maxTotal ?? 0) + r.reportedTotal;
   }
   const failed = results.filter((r) => r.outcome !== 'complete');
@@ -241,6 +269,8 @@ async function finish(
     distinct: distinct(t),
     reads: t.reads,
     reusedPages: t.reusedPages,
+    duplicates: t.duplicates,
+    anomalies: [...t.anomalies].sort(),
     outcome: verdict.complete ? 'complete' : 'incomplete',
     reasonCode,
     ms: Math.round(performance.now() - started.ms),
@@ -261,6 +291,8 @@ async function finish(
     detail: verdict.detail,
     reasonCode,
     blocksDay: blocksDay(reasonCode),
+    duplicates: result.duplicates,
+    anomalies: result.anomalies,
   });
   started.recorded = true;
   if (verdict.complete && ctx.checkpoints) await clearCoveredMarks(ctx.checkpoints, ctx.source.name, window);

@@ -21,7 +21,15 @@ export interface ListPage {
   requested: { page: number; size: number };
   /** SHA-256 of the body, when the read asked for it (`ListQuery.fingerprint`). */
   digest?: string;
+  /**
+   * Set when the wrapper sent a `total` no list can have (negative, fractional, beyond 2^31-1, not a
+   * number): `total` is then null (the page is judged as if it sent none) and this says what came.
+   */
+  totalAnomaly?: string;
 }
+
+/** The largest `total` a list can have: no list holds 2^31 records, and the sync log stores it. */
+export const MAX_LIST_TOTAL = 2 ** 31 - 1;
 
 export type ListPageResult = { ok: true; page: ListPage } | { ok: false; detail: string };
 
@@ -34,10 +42,17 @@ function count(value: unknown): number | null {
  * so a well-formed wrapper needs no schema pass (which copied the 1000-item `data` array of every page).
  */
 function wrapperPage(body: Record<string, unknown>, requested: ListPage['requested']): ListPage {
+  const sent = body.total;
+  const counted = count(sent);
+  const total = counted !== null && counted <= MAX_LIST_TOTAL ? counted : null;
+  const impossible = total === null && sent !== undefined && sent !== null;
   return {
+    ...(impossible
+      ? { totalAnomaly: `total ${String(JSON.stringify(sent)).slice(0, 40)} is no list's` }
+      : {}),
     items: body.data as unknown[],
     shape: 'wrapper',
-    total: count(body.total),
+    total,
     totalPages: count(body.totalPages),
     page: count(body.page),
     size: count(body.size),

@@ -46,7 +46,7 @@ export interface PagingSummary {
   shape: 'array' | 'wrapper' | 'mixed';
 }
 
-export type EndedBy = 'empty-page' | 'wrapper-last-page' | 'wrapper-total-reached';
+export type EndedBy = 'empty-page' | 'wrapper-last-page' | 'wrapper-total-reached' | 'past-total-pages';
 
 /** What one page showed, with what came before it. */
 export interface PageEvidence {
@@ -61,6 +61,12 @@ export interface PageEvidence {
   received: number;
   /** The earlier page this one repeats exactly, or null. */
   repeats: number | null;
+  /** Every id on this page was seen earlier in the read (a non-empty page, every item with an id). */
+  allSeen?: boolean;
+  /** Items listed before this page, copies included (a list may name a record twice, total counting both). */
+  listedBefore?: number;
+  /** Pages in a row, this one included, that brought at most a quarter of their items as new ids. */
+  staleRun?: number;
   /** The first page this read requested (0 unless it started later). */
   firstIndex?: number;
   /** The `total` the first page read reported (null if none): see totalRunaway. */
@@ -71,8 +77,10 @@ export interface PageEvidence {
  * Why paging could not end on evidence: a code of the window reasons table (src/sync/window-reasons.ts,
  * which checks that each of these is in it), kept on the PaginationError and in the window's sync-log row.
  */
-export type PagingFailure =
-  'PAGE_IGNORED' | 'PAGE_CYCLE' | 'PAST_TOTAL_PAGES' | 'TRICKLE' | 'PAGE_CEILING' | 'TOTAL_RUNAWAY';
+export type PagingFailure = 'PAGE_IGNORED' | 'PAGE_CYCLE' | 'TRICKLE' | 'PAGE_CEILING' | 'TOTAL_RUNAWAY';
+
+/** Stale pages in a row (each bringing at most a quarter of its items as new ids) that end a read. */
+export const TRICKLE_PAGES = 3;
 
 export type PageDecision =
   | { next: 'continue' }
@@ -86,12 +94,33 @@ function wrapperEnd(e: PageEvidence): EndedBy | null {
   return e.index >= e.totalPages - 1 ? 'wrapper-last-page' : null;
 }
 
-/** The stopping rule. Pure. */
+/**
+ * Every record of the wrapper's `total` arrived (distinct ids, or listings before this page when the list
+ * names records more than once and `total` counts each listing).
+ */
+function totalArrived(e: PageEvidence): boolean {
+  if (e.shape !== 'wrapper' || e.total === null) return false;
+  return e.received >= e.total || (e.listedBefore ?? 0) >= e.total;
+}
+
+/**
+ * The stopping rule. Pure. Besides an empty page and the wrapper's own evidence:
+ * - a page whose ids were all seen earlier in the read ends it: complete when every record of `total`
+ *   arrived (`past-total-pages`: the service serves pages past its end, round the list again or the last
+ *   one again; followed, they lead to the ceiling), else a cycle (PAGE_CYCLE; PAGE_IGNORED when it repeats
+ *   the previous or the first page exactly). A page past `totalPages` that brings new records is read:
+ *   the `total` may be too low, and the empty page still ends the list;
+ * - TRICKLE_PAGES pages in a row each bringing at most a quarter of its items as new ids end the read
+ *   (TRICKLE): a list creeping forward a record or two per page, which a bare array cannot be told by
+ *   its total; read on, it would cost a request per record.
+ */
 export function decideNextPage(
   e: PageEvidence,
   options: Pick<PagingOptions, 'maxPages' | 'size'>,
 ): PageDecision {
   if (e.count === 0) return { next: 'stop', endedBy: 'empty-page' };
+  if ((e.repeats !== null || e.allSeen) && totalArrived(e))
+    return { next: 'stop', endedBy: 'past-total-pages' };
   if (e.repeats !== null) {
     return {
       next: 'fail',
@@ -101,10 +130,26 @@ export function decideNextPage(
         'so paging cannot advance; stopped instead of looping',
     };
   }
+  if (e.allSeen)
+    return {
+      next: 'fail',
+      reason: 'PAGE_CYCLE',
+      detail:
+        `paging cycles: page ${e.index} held only records this read had already seen (${e.received} distinct so far` +
+        `${e.total !== null ? ` of the ${e.total} reported` : ''}); stopped instead of going round again`,
+    };
   const endedBy = wrapperEnd(e);
   if (endedBy) return { next: 'stop', endedBy };
   const runaway = totalRunaway(e, options.size);
   if (runaway) return { next: 'fail', reason: 'TOTAL_RUNAWAY', detail: runaway };
+  if ((e.staleRun ?? 0) >= TRICKLE_PAGES)
+    return {
+      next: 'fail',
+      reason: 'TRICKLE',
+      detail:
+        `paging trickles: ${e.staleRun} pages in a row (up to page ${e.index}) each brought at most a quarter of ` +
+        `their records as new ones (${e.received} distinct so far); stopped instead of a request per record`,
+    };
   if (e.index - (e.firstIndex ?? 0) + 1 >= options.maxPages) {
     return {
       next: 'fail',
@@ -154,6 +199,8 @@ export class PageTracker {
   private maxTotal: number | null = null;
   private firstTotal: number | null = null;
   private pages = 0;
+  private listed = 0;
+  private staleRun = 0;
 
   /** `firstIndex`: the first page read; `skipped`: records taken to be on the pages before it. */
   constructor(
@@ -170,6 +217,7 @@ export class PageTracker {
     // key, sorted, joined: 2% of a backfill's worker CPU) is only worked out when every id was seen.
     let fresh = false;
     let anonymous = false;
+    let added = 0;
     for (const item of page.items) {
       const id = (item as { id?: unknown } | null)?.id;
       // the id's own string, not a new key per record: a window's set holds up to 100k of them
@@ -179,9 +227,15 @@ export class PageTracker {
         this.anonymous += 1;
       } else if (!this.seen.has(key)) {
         fresh = true;
+        added += 1;
         this.seen.add(key);
       }
     }
+    const later = index !== this.firstIndex && page.items.length > 0;
+    const allSeen = later && !fresh && !anonymous;
+    this.staleRun = later && !anonymous && added * 4 <= page.items.length ? this.staleRun + 1 : 0;
+    const listedBefore = this.listed;
+    this.listed += page.items.length;
     const previous = this.previousItems;
     this.previousItems = page.items;
     let repeats: number | null = null;
@@ -195,7 +249,22 @@ export class PageTracker {
     const received = this.skipped + this.seen.size + this.anonymous;
     const { firstIndex, firstTotal } = this;
     const count = page.items.length;
-    return { index, count, shape, total, totalPages, size, received, repeats, firstIndex, firstTotal };
+    const staleRun = this.staleRun;
+    return {
+      index,
+      count,
+      shape,
+      total,
+      totalPages,
+      size,
+      received,
+      repeats,
+      firstIndex,
+      firstTotal,
+      allSeen,
+      listedBefore,
+      staleRun,
+    };
   }
 
   summary(endedBy: EndedBy): PagingSummary {

@@ -225,7 +225,23 @@ const CompiledTransferSchema = z.compile(TransferSchema);
 export const PAYMENT_SHAPE: RecordShape = shapeOf(PaymentSchema);
 export const TRANSFER_SHAPE: RecordShape = shapeOf(TransferSchema);
 
-export const validatePayments = (items: readonly unknown[]): ValidatedItems<Payment> =>
-  validateItems(CompiledPaymentSchema, items, paymentStorable, PAYMENT_SHAPE);
-export const validateTransfers = (items: readonly unknown[]): ValidatedItems<Transfer> =>
-  validateItems(CompiledTransferSchema, items, transferStorable, TRANSFER_SHAPE);
+/**
+ * A check of a record's times against the worker's clock (the sync core's `impossibleTime`): a record
+ * it names a problem for is a reject with that reason, kept raw like any other.
+ */
+export type TimeCheck = (times: { createdAt: string; updatedAt: string }) => string | null;
+
+export const validatePayments = (items: readonly unknown[], times?: TimeCheck): ValidatedItems<Payment> =>
+  validateItems(
+    CompiledPaymentSchema,
+    items,
+    times ? (p) => paymentStorable(p) ?? times(p) : paymentStorable,
+    PAYMENT_SHAPE,
+  );
+export const validateTransfers = (items: readonly unknown[], times?: TimeCheck): ValidatedItems<Transfer> =>
+  validateItems(
+    CompiledTransferSchema,
+    items,
+    times ? (t) => transferStorable(t) ?? times(t) : transferStorable,
+    TRANSFER_SHAPE,
+  );

@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import type { CompletedWindow } from '../sync/ports.js';
 import type { Stream } from '../upstream/schemas.js';
+import { IMPOSSIBLE_TIME_REASON } from '../sync/record-times.js';
 
 /**
  * Windows of one source and stream whose latest run ended `complete` (never a failed or incomplete
@@ -29,23 +30,35 @@ export async function completedWindows(
 }
 
 // These predicates repeat the partial indexes' WHERE clauses of sql/005 word for word: the planner
-// uses a partial index only when the query implies its predicate.
+// uses a partial index only when the query implies its predicate. The second part: days holding open
+// rejects quarantined for an impossible time (src/sync/record-times.ts), read again until the service
+// sends the record with a possible one.
 const OPEN_DAYS_SQL: Record<Stream, string> = {
-  payments: `SELECT DISTINCT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day
+  payments: `SELECT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day
       FROM reporting.payments
      WHERE source = $1 AND status NOT IN ('COMPLETE', 'FAILED', 'TIMEOUT')
        AND created_at >= $4 AND created_at < $3
+     UNION ${impossibleTimeDays('payments')}
      ORDER BY day`,
-  transfers: `SELECT DISTINCT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day
+  transfers: `SELECT to_char(created_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day
       FROM reporting.transfers
      WHERE source = $1 AND status NOT IN ('COMPLETE', 'FAILED')
        AND created_at >= $4 AND created_at < $3
+     UNION ${impossibleTimeDays('transfers')}
      ORDER BY day`,
 };
 
+function impossibleTimeDays(stream: Stream): string {
+  return `SELECT to_char(t.at AT TIME ZONE $2, 'YYYY-MM-DD')
+      FROM reporting.sync_rejects r
+     CROSS JOIN LATERAL (SELECT reporting.try_timestamptz(r.raw->>'createdAt') AS at) t
+     WHERE r.source = $1 AND r.stream = '${stream}' AND r.resolved_at IS NULL
+       AND r.reason LIKE '${IMPOSSIBLE_TIME_REASON}%' AND t.at >= $4 AND t.at < $3`;
+}
+
 /**
- * Local days (YYYY-MM-DD in `timeZone`) holding records of this source still in a non-final status,
- * created in [horizonStart, olderThan): the revisit query. Records newer than `olderThan` are left to
+ * Local days (YYYY-MM-DD in `timeZone`) holding records of this source still in a non-final status, or
+ * quarantined for an impossible time, created in [horizonStart, olderThan): the revisit query. Records newer than `olderThan` are left to
  * the live lookback; older than the horizon they are no longer revisited.
  */
 export async function nonFinalDays(

@@ -14,7 +14,7 @@ import { runCli } from '../helpers/cli-run.js';
 const VALID = { PAYMENTS_BASE_URL: 'http://127.0.0.1:9', PAYMENTS_API_KEY: 'sk_test_bounds_key' };
 
 /** Spans that are never handed to a timer: they move dates (a lookback, a settle horizon). */
-const SPANS = ['SYNC_LOOKBACK', 'SETTLE_HORIZON'];
+const SPANS = ['SYNC_LOOKBACK', 'SETTLE_HORIZON', 'FUTURE_TOLERANCE'];
 
 function settingNames(): string[] {
   const read = new Set<string>();

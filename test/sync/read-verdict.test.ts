@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import {
+  confirmedCopies,
   DistinctIds,
   canStopNewestFirst,
   decideNewestFirst,
@@ -15,6 +16,7 @@ import {
   emptyOrder,
   observeOrder,
   orderOf,
+  type Listing,
   type TailEvidence,
   type WindowEvidence,
 } from '../../src/sync/read-verdict.js';
@@ -99,6 +101,7 @@ describe('decideScan: a full scan of the transfer list', () => {
     expect(decideScan({ reads: 2, distinct: 152, maxTotal: 152 })).toEqual({ verdict: 'complete' });
     expect(decideScan({ reads: 2, distinct: 150, maxTotal: 152 })).toEqual({
       verdict: 'incomplete',
+      reason: 'TOTAL_SHORT',
       detail: 'received 150 distinct transfers of the 152 the service reported, after 2 reads',
     });
   });
@@ -248,5 +251,39 @@ describe('planTransfersRead: which read a tick makes', () => {
     );
     const ordered = { list: async () => list({}) };
     expect(await transfersFreshness(ordered, 'default', settings)).toBeNull();
+  });
+});
+
+describe('confirmedCopies: records listed more than once, as evidence', () => {
+  const listing = (over: Partial<Listing> = {}): Listing => ({
+    entries: 43,
+    distinct: 42,
+    total: 43,
+    copiesKey: 'k1',
+    ...over,
+  });
+
+  it('two full reads with the same ids and copies confirm them; the window is complete with its copies', () => {
+    expect(confirmedCopies([listing()])).toBeNull();
+    expect(confirmedCopies([listing(), listing()])).toBe(1);
+    const e = { kind: 'backfill' as const, reads: 2, distinct: 42, maxTotal: 43, firstReadPages: 2 };
+    expect(
+      decideWindow({ ...e, addedByLastRead: 0, canSplit: true, confirmedCopies: 1, copiesSeen: true }),
+    ).toEqual({ verdict: 'complete', duplicates: 1 });
+  });
+
+  it('reads that disagree on the copies, or that fell short of total entries, confirm nothing', () => {
+    expect(confirmedCopies([listing(), listing({ copiesKey: 'k2' })])).toBeNull();
+    expect(confirmedCopies([listing({ entries: 42 }), listing({ entries: 42 })])).toBeNull();
+    expect(confirmedCopies([listing({ copiesKey: null }), listing({ copiesKey: null })])).toBeNull();
+    const e = { kind: 'backfill' as const, reads: 2, distinct: 42, maxTotal: 43, firstReadPages: 2 };
+    const v = decideWindow({
+      ...e,
+      addedByLastRead: 0,
+      canSplit: false,
+      confirmedCopies: null,
+      copiesSeen: true,
+    });
+    expect(v).toMatchObject({ verdict: 'incomplete', reason: 'DUPLICATES_UNCONFIRMED' });
   });
 });

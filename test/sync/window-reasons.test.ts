@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
+  CircuitOpenError,
   PaginationError,
   UpstreamAuthError,
   UpstreamNetworkError,
@@ -17,6 +18,7 @@ import {
 import {
   blocksDay,
   isOutage,
+  NOTE_CODES,
   reasonOf,
   reasonOfError,
   reasonsMarkdown,
@@ -43,6 +45,12 @@ describe('the window reasons table', () => {
     expect(blocksDay('PAGE_CYCLE')).toBe(true);
   });
 
+  it('names exactly the notes as NOTE_CODES', () => {
+    expect([...NOTE_CODES].sort()).toEqual(
+      REASON_CODES.filter((c) => WINDOW_REASONS[c].severity === 'note').sort(),
+    );
+  });
+
   it('reads an unknown code (a newer worker’s) as UNCLASSIFIED', () => {
     expect(reasonOf('SOMETHING_NEW').code).toBe('UNCLASSIFIED');
     expect(reasonOf(null).code).toBe('UNCLASSIFIED');
@@ -51,12 +59,14 @@ describe('the window reasons table', () => {
   it.each([
     [new UpstreamServerError(ctx, 503), 'SERVICE_UNAVAILABLE'],
     [new UpstreamNetworkError(ctx, 'socket hang up'), 'CONNECTION_FAILED'],
+    [new CircuitOpenError(ctx, 'circuit open since …'), 'CIRCUIT_OPEN'],
     [new UpstreamRateLimitedError(ctx, 1000), 'RATE_LIMITED'],
     [new UpstreamAuthError(ctx, 'Invalid API key'), 'KEY_REFUSED'],
     [new UpstreamProtocolError(ctx, 'the body is over UPSTREAM_MAX_BODY'), 'MALFORMED_RESPONSE'],
     [new PaginationError(ctx, 'page 3 repeats page 2', 'PAGE_IGNORED'), 'PAGE_IGNORED'],
     [new PaginationError(ctx, 'ceiling'), 'PAGE_CEILING'],
     [new WindowIncompleteError('short'), 'TOTAL_SHORT'],
+    [new CircuitOpenError(ctx, 'circuit open since 12:00'), 'CIRCUIT_OPEN'],
     [Object.assign(new Error('boom'), { code: 'P0001', severity: 'ERROR' }), 'WAREHOUSE_WRITE_FAILED'],
     [Object.assign(new Error('terminating'), { code: '57P01', severity: 'FATAL' }), 'WAREHOUSE_UNAVAILABLE'],
     [Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }), 'WAREHOUSE_UNAVAILABLE'],

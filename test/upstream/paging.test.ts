@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { PaginationError } from '../../src/errors.js';
 import type { ListPage } from '../../src/upstream/list-page.js';
 import {
+  TRICKLE_PAGES,
   decideNextPage,
   readPages,
   type PageEvidence,
@@ -101,6 +102,39 @@ describe('decideNextPage', () => {
     const decision = decideNextPage(evidence({ index: 1, repeats: 0 }), limits);
     expect(decision.next).toBe('fail');
     expect(decision.next === 'fail' && decision.detail).toMatch(/ignores `page`/);
+  });
+
+  it('ends a read on a page of records already seen: complete once total arrived, else a cycle', () => {
+    const past = evidence({ index: 9, count: 10, shape: 'wrapper', total: 90, totalPages: 9, size: 10 });
+    // every record of total arrived, and the service goes round again: the end, on evidence
+    expect(decideNextPage({ ...past, received: 90, allSeen: true }, limits)).toEqual({
+      next: 'stop',
+      endedBy: 'past-total-pages',
+    });
+    // the last page again (a repeat) after every record arrived: the end too
+    expect(decideNextPage({ ...past, received: 90, repeats: 8 }, limits).next).toBe('stop');
+    // copies counted by total: every listing of total arrived before this page
+    expect(decideNextPage({ ...past, received: 80, listedBefore: 90, allSeen: true }, limits).next).toBe(
+      'stop',
+    );
+    // short of total, or no total at all: a cycle, not the end
+    const cycle = decideNextPage({ ...past, received: 40, allSeen: true }, limits);
+    expect(cycle).toMatchObject({ next: 'fail', reason: 'PAGE_CYCLE' });
+    expect(decideNextPage(evidence({ index: 4, count: 10, allSeen: true }), limits)).toMatchObject({
+      next: 'fail',
+      reason: 'PAGE_CYCLE',
+    });
+    // a page past totalPages that brings new records is read: the total may be too low
+    expect(decideNextPage({ ...past, received: 95 }, limits).next).toBe('continue');
+  });
+
+  it('ends a read that trickles: pages in a row bringing at most a quarter new records', () => {
+    const e = evidence({ index: 5, count: 10 });
+    expect(decideNextPage({ ...e, staleRun: TRICKLE_PAGES - 1 }, limits)).toEqual({ next: 'continue' });
+    expect(decideNextPage({ ...e, staleRun: TRICKLE_PAGES }, limits)).toMatchObject({
+      next: 'fail',
+      reason: 'TRICKLE',
+    });
   });
 
   it('fails at the page ceiling, saying how to get under it', () => {

@@ -1,0 +1,268 @@
+/**
+ * A service that misbehaves within its interface never stalls a day in silence (principle 8), on real
+ * HTTP with the simulator, PostgreSQL and Redis:
+ * - records listed twice, `total` counting every copy: complete on the evidence of two agreeing reads,
+ *   the copies recorded on the window's row; reconcile counts the copies the same way;
+ * - a `total` no list can have: judged as no total, noted on the row, never a failed write;
+ * - a record time far in the future or before 2000: quarantined and read again, so the true state lands
+ *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`;
+ * - paging that does not converge (pages past the end, cycles, trickles) ends within a few pages of the
+ *   evidence, complete when every record of `total` arrived, else with its reason code.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { reconcileAndHeal } from '../../src/reconcile/heal.js';
+import { reconcileDay } from '../../src/reconcile/reconcile.js';
+import { EPOCH, FAR_FUTURE, FAR_PAST } from '../../src/sim/switches.js';
+import { runBackfillItem } from '../../src/sync/run-work.js';
+import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
+import { dayWindow, localDayOf } from '../../src/sync/windows.js';
+import { paymentDifferences, startHarness, type Harness } from '../helpers/sync-harness.js';
+
+let h: Harness | null = null;
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+interface WindowRow {
+  window_start: Date;
+  outcome: string;
+  reason_code: string | null;
+  duplicates: number;
+  anomalies: string[];
+  reported_total: string | null;
+  detail: string | null;
+}
+
+async function windowRows(hh: Harness): Promise<WindowRow[]> {
+  const { rows } = await hh.runtime.pool.query<WindowRow>(
+    `SELECT window_start, outcome, reason_code, duplicates, anomalies, reported_total::text, detail
+       FROM reporting.sync_windows WHERE stream = 'payments' ORDER BY window_start`,
+  );
+  return rows;
+}
+
+const deps = (hh: Harness) => hh.runtime.syncContext(hh.settings.sources[0]!);
+
+describe('records listed more than once', () => {
+  it('a list naming records twice (total counting copies) is complete on two agreeing reads; the copies are on the row', async () => {
+    h = await startHarness({
+      name: 'anomalies-dupes',
+      sim: { days: 2, perDay: 60, switches: { shape: 'wrapper', duplicateRate: 0.1, duplicateOffset: 30 } },
+    });
+    const copies = h.sim.copies(h.org, 'payments').length;
+    expect(copies).toBeGreaterThan(3);
+    const report = await tickPayments(deps(h));
+    expect(report.windows.map((w) => [w.outcome, w.reasonCode])).toEqual(
+      report.windows.map(() => ['complete', null]),
+    );
+    const rows = await windowRows(h);
+    expect(rows.reduce((n, r) => n + r.duplicates, 0)).toBe(copies);
+    const doubled = rows.filter((r) => r.duplicates > 0);
+    expect(doubled.length).toBeGreaterThan(0);
+    for (const r of doubled) expect(r.anomalies).toEqual(['DUPLICATES_LISTED']);
+    expect(await paymentDifferences(h)).toEqual([]);
+
+    // a backfill of a day with copies succeeds (it used to fail every attempt: 42 of 43)
+    const day = localDayOf(new Date(h.sim.now().getTime() - 86_400_000), 'UTC');
+    const w = dayWindow(day, 'UTC');
+    const item = await runBackfillItem(deps(h), {
+      stream: 'payments',
+      source: 'default',
+      start: w.start.getTime(),
+      end: w.end.getTime(),
+      kind: 'backfill',
+    });
+    expect(item.records).toBeGreaterThan(0);
+
+    // transfers listed twice: the scan is complete on two agreeing reads, its copies on its row
+    const transfers = await tickTransfers(deps(h));
+    expect(transfers?.outcome).toBe('complete');
+    const scan = await h.runtime.pool.query<{ duplicates: number; anomalies: string[] }>(
+      `SELECT duplicates, anomalies FROM reporting.sync_windows WHERE stream = 'transfers'`,
+    );
+    expect(scan.rows).toEqual([
+      { duplicates: h.sim.copies(h.org, 'transfers').length, anomalies: ['DUPLICATES_LISTED'] },
+    ]);
+    expect(h.sim.copies(h.org, 'transfers').length).toBeGreaterThan(0);
+
+    // reconcile counts the copies the same way: the warehouse matches the service
+    const result = await reconcileDay(h.runtime, day);
+    expect(result.mismatches).toBe(0);
+  });
+
+  it('copies the reads do not agree on are not evidence: DUPLICATES_UNCONFIRMED after re-reads', async () => {
+    h = await startHarness({
+      name: 'anomalies-dupes-moving',
+      sim: { days: 1, perDay: 40, switches: { shape: 'wrapper' } },
+      env: { PAGE_SIZE: '10' },
+    });
+    const ids = h.sim.payments(h.org).map((p) => p.id);
+    // every read lists a different record twice: no two reads agree on the copies
+    let read = 0;
+    const client = deps(h).client;
+    const tick = tickPayments({
+      ...deps(h),
+      client: {
+        ...client,
+        initializePayment: (body) => client.initializePayment(body),
+        listTransfers: (q) => client.listTransfers(q),
+        listPayments: (q) => {
+          if (q.page === 0) h!.sim.setSwitches({ duplicateIds: [ids[read++ % ids.length]!] });
+          return client.listPayments(q);
+        },
+      },
+    });
+    const report = await tick;
+    const short = report.windows.filter((w) => w.outcome !== 'complete');
+    expect(short.length).toBeGreaterThan(0);
+    for (const w of short) expect(w.reasonCode).toBe('DUPLICATES_UNCONFIRMED');
+    const rows = (await windowRows(h)).filter((r) => r.outcome !== 'complete');
+    expect(rows.map((r) => r.reason_code)).toContain('DUPLICATES_UNCONFIRMED');
+  });
+});
+
+describe('impossible values are quarantined, never frozen in', () => {
+  it.each([3e9, -5, 42.5])(
+    'a total of %s is judged as no total, noted, and the window completes',
+    async (total) => {
+      h = await startHarness({
+        name: 'anomalies-total',
+        sim: { days: 1, perDay: 30, switches: { shape: 'wrapper', totalOverride: total } },
+        env: { PAGE_SIZE: '10' },
+      });
+      const report = await tickPayments(deps(h));
+      expect(report.windows.every((w) => w.outcome === 'complete')).toBe(true);
+      const rows = await windowRows(h);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) {
+        expect(r.reported_total).toBeNull();
+        expect(r.anomalies).toEqual(['IMPOSSIBLE_TOTAL']);
+      }
+      expect(await paymentDifferences(h)).toEqual([]);
+    },
+  );
+
+  it('a time in year 9999 or before 2000 is quarantined, read again, and the true state lands once sent', async () => {
+    h = await startHarness({ name: 'anomalies-times', sim: { days: 2, perDay: 30 } });
+    const [future, past, epoch] = h.sim.payments(h.org).map((p) => p.id);
+    h.sim.setSwitches({
+      timestampOverrides: {
+        [future!]: { updatedAt: FAR_FUTURE },
+        [past!]: { createdAt: FAR_PAST },
+        [epoch!]: { updatedAt: EPOCH },
+      },
+    });
+    const first = await tickPayments(deps(h));
+    expect(first.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    const rejects = await h.runtime.pool.query<{ record_id: string; reason: string }>(
+      `SELECT record_id, reason FROM reporting.sync_rejects WHERE resolved_at IS NULL ORDER BY record_id`,
+    );
+    expect(rejects.rows.map((r) => r.record_id).sort()).toEqual([future, past, epoch].sort());
+    for (const r of rejects.rows) expect(r.reason).toMatch(/^impossible timestamp: (createdAt|updatedAt) /);
+    expect(rejects.rows.find((r) => r.record_id === future)?.reason).toMatch(/FUTURE_TOLERANCE \(1d\)/);
+    const stored = await h.runtime.pool.query(`SELECT id FROM reporting.payments WHERE id = ANY($1)`, [
+      [future, past, epoch],
+    ]);
+    expect(stored.rows).toEqual([]);
+    expect((await windowRows(h)).some((r) => r.anomalies.includes('IMPOSSIBLE_TIMESTAMP'))).toBe(true);
+
+    // the service fixes the records: the next read lands their true state and resolves the rejects
+    h.sim.setSwitches({ timestampOverrides: {} });
+    await tickPayments(deps(h));
+    expect(await paymentDifferences(h)).toEqual([]);
+    const open = await h.runtime.pool.query(`SELECT 1 FROM reporting.sync_rejects WHERE resolved_at IS NULL`);
+    expect(open.rows).toEqual([]);
+  });
+
+  it('a row an older paysync stored with updatedAt 9999 is healed by reconcile --heal', async () => {
+    h = await startHarness({ name: 'anomalies-heal', sim: { days: 2, perDay: 30 } });
+    await tickPayments(deps(h));
+    const day = localDayOf(new Date(h.sim.now().getTime() - 86_400_000), 'UTC');
+    const w = dayWindow(day, 'UTC');
+    const victim = h.sim
+      .payments(h.org)
+      .find(
+        (p) => Date.parse(p.createdAt) >= w.start.getTime() && Date.parse(p.createdAt) < w.end.getTime(),
+      )!;
+    // what an earlier version left: the row frozen with a far-future updatedAt and a status not the service's
+    await h.runtime.pool.query(
+      `UPDATE reporting.payments SET updated_at = '9999-12-31T23:59:59Z', status = 'INIT' WHERE id = $1`,
+      [victim.id],
+    );
+    await tickPayments(deps(h)); // the forward-only upsert cannot fix it
+    expect((await paymentDifferences(h)).join('\n')).toMatch(victim.id);
+
+    const steps: string[] = [];
+    const report = await reconcileAndHeal(h.runtime, day, {
+      onStep: (l) => steps.push(l),
+      refreshPack: false,
+    });
+    expect(steps.join('\n')).toMatch(
+      /1 row\(s\) held an impossible time; moved to the rejects, reading again/,
+    );
+    expect(report.result.mismatches).toBe(0);
+    expect(await paymentDifferences(h)).toEqual([]);
+    const reject = await h.runtime.pool.query<{ reason: string; resolved: boolean }>(
+      `SELECT reason, resolved_at IS NOT NULL AS resolved FROM reporting.sync_rejects WHERE record_id = $1`,
+      [victim.id],
+    );
+    expect(reject.rows).toEqual([{ reason: expect.stringMatching(/updatedAt 9999-12-31/), resolved: true }]);
+  });
+});
+
+describe('paging that does not converge stops early', () => {
+  const listRequests = (hh: Harness) =>
+    hh.sim.requestLog().filter((r) => r.path.startsWith('/api/paiements')).length;
+
+  it('pages served past the end after every record arrived: complete, PAST_TOTAL_PAGES noted, a page later', async () => {
+    h = await startHarness({
+      name: 'anomalies-past-end',
+      sim: { days: 1, perDay: 9, switches: { shape: 'wrapper', pastEnd: 'wrap' } },
+      env: { PAGE_SIZE: '1' }, // every page full: the wrapper's own evidence never ends the list
+    });
+    h.sim.clearRequestLog();
+    const report = await tickPayments(deps(h));
+    expect(report.windows.every((w) => w.outcome === 'complete')).toBe(true);
+    const records = h.sim.payments(h.org).length;
+    // each window read once, ending one page past its records (not at the 10,000-page ceiling)
+    expect(listRequests(h)).toBeLessThanOrEqual(records + 2 * report.windows.length);
+    const noted = (await windowRows(h)).filter((r) => r.anomalies.includes('PAST_TOTAL_PAGES'));
+    expect(noted.length).toBeGreaterThan(0);
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+
+  it.each([
+    [
+      'a cycle back to an earlier page',
+      { shape: 'wrapper', pageCycle: { after: 3, back: 1 } },
+      ['PAGE_CYCLE'],
+    ],
+    // going round may come back exactly to page 0 (then the page is ignored, as far as anyone can tell)
+    [
+      'bare arrays going round past the end',
+      { shape: 'array', pastEnd: 'wrap' },
+      ['PAGE_CYCLE', 'PAGE_IGNORED'],
+    ],
+    ['bare arrays trickling one record per page', { shape: 'array', trickle: 1 }, ['TRICKLE']],
+    ['a wrapper trickling one record per page', { shape: 'wrapper', trickle: 1 }, ['TRICKLE']],
+  ] as const)('%s: ends within a few pages, failed with its code', async (_label, switches, codes) => {
+    h = await startHarness({
+      name: 'anomalies-cycle',
+      sim: { days: 1, perDay: 200, switches },
+      env: { PAGE_SIZE: '10', UPSTREAM_RETRIES: '0' },
+    });
+    h.sim.clearRequestLog();
+    const report = await tickPayments(deps(h));
+    const failed = report.windows.filter((w) => w.outcome !== 'complete');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const w of failed) expect(codes).toContain(w.reasonCode);
+    // a handful of pages per failed window instead of the ceiling or a request per record
+    expect(listRequests(h)).toBeLessThan(12 * report.windows.length);
+    const rows = (await windowRows(h)).filter((r) => r.outcome !== 'complete');
+    for (const r of rows) {
+      expect(codes).toContain(r.reason_code);
+      expect(r.detail).toMatch(r.reason_code === 'TRICKLE' ? /trickles/ : /cycles|ignores `page`/);
+    }
+  });
+});
