@@ -13,9 +13,9 @@
  *
  * `contains` runs on every text and JSON value of every record the service sends (the loader's check for
  * an echoed key), so it first proves absence cheaply: any window of W characters holds a 4-character
- * stretch starting at a multiple of 4 in the text, so when no such aligned stretch is a 4-character
- * stretch of any form (one filter lookup per 4 characters, no allocation), no window can match; only the
- * windows around a stretch that passes the filter are looked up.
+ * stretch starting at a multiple of STRIDE (5: 4 + 5 - 1 = W) in the text, so when no such aligned
+ * stretch is a 4-character stretch of any form (one filter lookup per 5 characters, no allocation), no
+ * window can match; only the windows around a stretch that passes the filter are looked up.
  */
 
 /** The shortest run of a secret's characters that counts as the secret. */
@@ -37,6 +37,9 @@ function windowHash(text: string, at: number): number {
 }
 
 const bit = (h: number) => (h >>> 16) & 0xffff;
+
+/** Every W-character window holds the 4 characters at the next multiple of STRIDE: W >= 4 + STRIDE - 1. */
+const STRIDE = W - 3;
 
 /** A 16-bit hash of the 4 UTF-16 units of `text` at `at` (the aligned-gram filter's index). */
 function gramBit(text: string, at: number): number {
@@ -99,13 +102,13 @@ export function runMatcher(forms: readonly string[]): RunMatcher {
 
   /**
    * `contains` for texts when every form is at least a window long: a window at p holds the 4 characters
-   * at q = p rounded up to a multiple of 4, so only the windows around an aligned stretch that is a
+   * at q = p rounded up to a multiple of STRIDE, so only the windows around an aligned stretch that is a
    * stretch of a form (p from q - 4 to q) are looked up.
    */
   const containsWindow = (text: string): boolean => {
     const n = text.length;
     if (n < W || windows.size === 0) return false;
-    for (let q = 0; q + 4 <= n; q += 4) {
+    for (let q = 0; q + 4 <= n; q += STRIDE) {
       const g = gramBit(text, q);
       if ((grams[g >>> 5]! & (1 << (g & 31))) === 0) continue;
       for (let at = Math.max(0, q - 4); at <= q && at + W <= n; at++) if (windowAt(text, at)) return true;
