@@ -80,6 +80,8 @@ export class PackWorkbook {
   private readonly tables: Record<string, TableReport> = {};
   private readonly looks: Record<string, AmountLook> = {};
   private parts = 0;
+  /** SUMMARY_SQL's rows, when the caller already read them in the same snapshot (summary.csv's). */
+  private summaryRows: unknown[][] | null = null;
 
   private constructor(
     private readonly zip: ZipWriter,
@@ -117,6 +119,11 @@ export class PackWorkbook {
     );
   }
 
+  /** SUMMARY_SQL's rows as read for summary.csv in the export's snapshot: `finish` does not read them again. */
+  useSummaryRows(rows: unknown[][]): void {
+    this.summaryRows = rows;
+  }
+
   private async small(
     name: string,
     columns: readonly SheetColumn[],
@@ -148,14 +155,12 @@ export class PackWorkbook {
       const stream = row[REJECTS_STREAM]?.value;
       if (stream === 'payments' || stream === 'transfers') quarantined[stream] += 1;
     }
-    const summary = await client.query<unknown[]>({
-      text: SUMMARY_SQL,
-      values: input.range,
-      rowMode: 'array',
-    });
+    const summaryRows =
+      this.summaryRows ??
+      (await client.query<unknown[]>({ text: SUMMARY_SQL, values: input.range, rowMode: 'array' })).rows;
     const settled = await client.query<SettledRow>(SETTLED_SQL, input.range);
     const close = input.manifest as CloseFacts;
-    const sheet = summarySheet({ rows: summary.rows, settled: settled.rows, quarantined, close });
+    const sheet = summarySheet({ rows: summaryRows, settled: settled.rows, quarantined, close });
     await this.small('summary', sheet.columns, sheet.rows);
     this.tables.summary = { rows: sheet.rows.length, sheets: ['summary'], flags: {} };
     this.looks.summary = sheet.look;
