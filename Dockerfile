@@ -1,7 +1,8 @@
 # paysync image: the CLI, the worker and the simulator (one image, different commands).
 #   docker build -t paysync .
 #   docker run --rm paysync migrate            # any paysync command; no command: `worker`
-FROM node:20-bookworm-slim
+# Node 24 LTS (paysync also runs on Node 20.12+; .ci/run tests both).
+FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY tsconfig.json tsconfig.build.json ./

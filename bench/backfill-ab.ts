@@ -6,11 +6,12 @@
  * (with BENCH_CPU_PROF=DIR, the worker's CPU profile is written there).
  *   npm run build && node dist/bench/backfill-ab.js --payments 200000 --rounds 3 --base /tmp/old/dist
  *   --shape array (bare-array responses), --page-cap 100
+ *   --extra-fields canonical|exact: two fields the interface does not list on every payment (EXTRA_FIELDS)
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { textArg, wholeArg } from './lib/args.js';
-import type { BackfillFigures, BackfillSpec } from './lib/backfill.js';
+import { EXTRA_FIELDS, type BackfillFigures, type BackfillSpec } from './lib/backfill.js';
 
 type BackfillModule = typeof import('./lib/backfill.js');
 
@@ -19,6 +20,9 @@ const rounds = wholeArg('--rounds', 3);
 const shape = textArg('--shape') === 'array' ? 'array' : 'wrapper';
 const pageCap = wholeArg('--page-cap', 0, 0); // 0: the service does not cap its pages
 const base = textArg('--base');
+const extra = textArg('--extra-fields');
+if (extra !== undefined && extra !== 'canonical' && extra !== 'exact')
+  throw new Error('--extra-fields takes canonical or exact');
 
 const spec: BackfillSpec = {
   payments,
@@ -28,6 +32,7 @@ const spec: BackfillSpec = {
   concurrency: 2,
   shape,
   ...(pageCap > 0 ? { pageCap } : {}),
+  ...(extra ? { extraFields: EXTRA_FIELDS[extra] } : {}),
 };
 // this file is dist/bench/backfill-ab.js: a build's module is <dist>/bench/lib/backfill.js
 const here = dirname(fileURLToPath(import.meta.url));
@@ -53,7 +58,8 @@ for (const [name, fs] of runs) {
   process.stdout.write(
     `median ${name.padEnd(10)} ${median(fs.map((f) => f.seconds)).toFixed(2)} s, worker ` +
       `${median(fs.map((f) => f.cpu.worker)).toFixed(2)} s, PostgreSQL ` +
-      `${median(fs.map((f) => f.cpu.postgresOwn)).toFixed(2)} s of CPU (${spec.payments} ${shape} payments)\n`,
+      `${median(fs.map((f) => f.cpu.postgresOwn)).toFixed(2)} s of CPU (${spec.payments} ${shape} payments` +
+      `${extra ? `, two unknown fields (${extra})` : ''})\n`,
   );
 }
 process.exit(0);

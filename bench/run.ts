@@ -3,7 +3,7 @@
  * same run, ending in one table (scenario, paysync, baseline, ratio, goal, met, peak worker RSS).
  *   npm run bench                 full run: 1,000,000 payments
  *   npm run bench -- --quick      the same scenarios at small sizes (under two minutes)
- *   npm run bench -- --payments 300000 --only backfill,memory,scale,idle,naive,export
+ *   npm run bench -- --payments 300000 --only ceiling,backfill,unknown,memory,scale,idle,naive,export
  *   npm run bench -- --help       this usage, and nothing run
  * Needs PostgreSQL and Redis (DATABASE_URL names the server; each scenario makes its own database).
  */
@@ -14,13 +14,16 @@ import { promisify } from 'node:util';
 import { cpus, totalmem } from 'node:os';
 import {
   bareHttpLoop,
+  EXTRA_FIELDS,
   psqlCopyBaseline,
   runBackfill,
   withSimAndDatabase,
+  type BackfillFigures,
   type BackfillSpec,
 } from './lib/backfill.js';
 import { describeCpu, type CpuSplit } from './lib/cpu.js';
 import { idleTick } from './lib/idle-tick.js';
+import { rateCeilingRun, type CeilingSpec } from './lib/rate-ceiling.js';
 import { topSelfTime } from './lib/profile-summary.js';
 import { naiveVersusLoader } from './lib/naive.js';
 import { textArg, wholeArg } from './lib/args.js';
@@ -35,7 +38,9 @@ interface Options {
 function parseOptions(argv: string[]): Options {
   const quick = argv.includes('--quick');
   const payments = wholeArg('--payments', quick ? 50_000 : 1_000_000, 1000, argv);
-  const only = new Set((textArg('--only', argv) ?? 'backfill,memory,scale,idle,naive,export').split(','));
+  const only = new Set(
+    (textArg('--only', argv) ?? 'ceiling,backfill,unknown,memory,scale,idle,naive,export').split(','),
+  );
   return { payments, quick, only };
 }
 
@@ -176,6 +181,62 @@ function relativeRow(scenario: string, run: BackfillRun, plain: BackfillRun, wha
   });
 }
 
+/**
+ * Keeping the fields the interface does not list: the same backfill with two such fields on every payment,
+ * against none, run between two plain backfills (their mean is the comparison, so a machine that slows
+ * down or speeds up during the scenario weighs on both sides). Judged on CPU (worker plus its own
+ * PostgreSQL backends), the figure the shared machine moves least; wall time beside it. Two variants: the
+ * fields' numbers as a double writes them (`canonical`: what keeping them costs), and `125.50` (a number a
+ * double would alter: every page then also takes the careful JSON reader, shown for scale).
+ */
+async function unknownFieldsScenario(base: BackfillSpec): Promise<void> {
+  const once = async (label: string, spec: BackfillSpec): Promise<BackfillFigures> => {
+    const f = await withSimAndDatabase(spec, (sim, db) => runBackfill(spec, sim, db));
+    const cpu = f.cpu.worker + f.cpu.postgresOwn;
+    say(
+      `  ${label.padEnd(44)} ${seconds(f.seconds)}, worker ${seconds(f.cpu.worker)} + PostgreSQL ${seconds(f.cpu.postgresOwn)} = ${seconds(cpu)} of CPU, peak RSS ${f.peakRssMb} MB`,
+    );
+    return f;
+  };
+  say(`\n== unknown fields: ${base.payments} payments, none against two on every payment`);
+  const before = await once('no unknown fields', base);
+  const canonical = await once('two unknown fields (125.5, "ussd")', {
+    ...base,
+    extraFields: EXTRA_FIELDS.canonical,
+  });
+  const exact = await once('two unknown fields (125.50, "ussd")', {
+    ...base,
+    extraFields: EXTRA_FIELDS.exact,
+  });
+  const after = await once('no unknown fields, again', base);
+  const cpuOf = (f: BackfillFigures) => f.cpu.worker + f.cpu.postgresOwn;
+  const plainCpu = (cpuOf(before) + cpuOf(after)) / 2;
+  const plainWall = (before.seconds + after.seconds) / 2;
+  const row = (scenario: string, f: BackfillFigures, goal: number | null) => {
+    const ratio = cpuOf(f) / plainCpu;
+    rows.push({
+      scenario,
+      paysync: `CPU ${seconds(cpuOf(f))} (wall ${(f.seconds / plainWall).toFixed(2)}x)`,
+      baseline: `no unknown fields, CPU ${seconds(plainCpu)}`,
+      ratio,
+      goal: goal === null ? 'for scale' : `<= ${goal}x CPU`,
+      met: goal === null ? null : ratio <= goal,
+      rssMb: f.peakRssMb,
+    });
+  };
+  row('two unknown fields on every payment vs none', canonical, 1.1);
+  row('the same, fee 125.50 (careful JSON reader) vs none', exact, null);
+  rows.push({
+    scenario: 'no unknown fields, run again (the noise)',
+    paysync: `CPU ${seconds(cpuOf(after))}`,
+    baseline: `first run, CPU ${seconds(cpuOf(before))}`,
+    ratio: cpuOf(after) / cpuOf(before),
+    goal: 'for scale',
+    met: null,
+    rssMb: after.peakRssMb,
+  });
+}
+
 async function scaleScenario(base: BackfillSpec, baseSeconds: () => Promise<number>): Promise<void> {
   const one = await baseSeconds();
   for (const workers of [2, 3]) {
@@ -208,6 +269,7 @@ async function main(): Promise<void> {
   const base: BackfillSpec = { payments: o.payments, days, pageSize: 1000, workers: 1, concurrency: 2 };
   let baseRss = NaN;
   let baseSeconds = NaN;
+  if (o.only.has('ceiling')) await ceilingScenario(o.quick);
   if (o.only.has('backfill')) {
     const plain = await backfillScenario('backfill', base, 1.5);
     baseRss = plain.peakRssMb;
@@ -222,6 +284,7 @@ async function main(): Promise<void> {
     relativeRow('pages capped at 100 vs pages of 1000', capped, plain, 'pages of 1000');
     relativeRow('bare arrays (read twice) vs wrapper', bare, plain, 'wrapper');
   }
+  if (o.only.has('unknown')) await unknownFieldsScenario(base);
   if (o.only.has('memory')) await memoryScenario(base, baseRss);
   if (o.only.has('scale')) {
     await scaleScenario(base, async () =>
@@ -237,6 +300,43 @@ async function main(): Promise<void> {
   if (whereTimeGoes.length) {
     say('\nWhere the backfill time goes (docs/benchmarks.md says what limits each figure):');
     say(whereTimeGoes.join('\n'));
+  }
+}
+
+/** The share of `UPSTREAM_RPS` a backfill must sustain, from its first request to its last. */
+const CEILING_SHARE_GOAL = 0.95;
+
+/**
+ * The rate ceiling: a backfill against a service that answers each list request after a fixed latency
+ * and caps its pages at 100, with `UPSTREAM_RPS` 20, by one and by two worker processes. The baseline is
+ * the ceiling itself; the figures come from the simulator's request log.
+ */
+async function ceilingScenario(quick: boolean): Promise<void> {
+  const rps = 20;
+  const base = { payments: quick ? 12_000 : 30_000, days: 10, rps, pageCap: 100, pageSize: 100 };
+  for (const latencyMs of [150, 500]) {
+    for (const workers of [1, 2]) {
+      const spec: CeilingSpec = { ...base, latencyMs, workers };
+      say(
+        `\n== rate ceiling: ${spec.payments} payments over ${spec.days} days, service latency ${latencyMs} ms, pages capped at ${spec.pageCap}, UPSTREAM_RPS ${rps}, ${workers} worker(s)`,
+      );
+      const f = await rateCeilingRun(spec);
+      const share = f.achieved / rps;
+      say(
+        `  ${f.requests} requests in ${seconds(f.spanSeconds)} from the first to the last: ${f.achieved.toFixed(1)} of ${rps} req/s (${(100 * share).toFixed(1)}%); ` +
+          `busiest ${f.windowMs / 1000} s at the service ${f.busiest} requests (at most ${f.allowed} allowed); statuses ${JSON.stringify(f.byStatus)}`,
+      );
+      say(`  ${describeCpu(f.cpu, f.seconds)}`);
+      rows.push({
+        scenario: `rate ceiling, ${latencyMs} ms latency, ${workers} worker(s)`,
+        paysync: `${f.achieved.toFixed(1)} req/s, busiest ${f.busiest}`,
+        baseline: `${rps} req/s, at most ${f.allowed}`,
+        ratio: share,
+        goal: `>= ${CEILING_SHARE_GOAL}x, busiest <= ${f.allowed}`,
+        met: share >= CEILING_SHARE_GOAL && f.busiest <= f.allowed,
+        rssMb: f.peakRssMb,
+      });
+    }
   }
 }
 
@@ -331,7 +431,7 @@ const USAGE = `usage: node dist/bench/run.js [--quick] [--payments N] [--only SC
   (no option)        full run: 1,000,000 payments, about 15 minutes on 2 cores
   --quick            the same scenarios at small sizes (50,000 payments)
   --payments N       the backfill's size (at least 1000)
-  --only LIST        comma-separated, of: backfill,memory,scale,idle,naive,export (default: all)
+  --only LIST        comma-separated, of: ceiling,backfill,unknown,memory,scale,idle,naive,export (default: all)
   BENCH_CPU_PROF=DIR writes each worker's CPU profile there and lists its top functions
 Needs PostgreSQL and Redis (DATABASE_URL names the server); see docs/benchmarks.md.`;
 

@@ -8,11 +8,13 @@ import { Worker, type MinimalJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { connectRedis, type Runtime } from '../src/runtime.js';
 import type { WindowReport } from '../src/sync/context.js';
+import { Permits } from '../src/sync/permits.js';
+import { jobsToFill, MAX_JOBS } from '../src/sync/request-pacer.js';
 import { jobRetryDelay } from '../src/upstream/retry-delay.js';
 import { createQueue, QUEUE_NAME, type SyncJobData, type SyncQueue } from './queue.js';
 import { startRefiller, type Refiller } from './refill.js';
 import { registerSchedules } from './schedules.js';
-import { createSyncProcessor } from './sync-processor.js';
+import { createSyncProcessor, NotAdmitted } from './sync-processor.js';
 
 export interface RunningWorker {
   worker: Worker<SyncJobData>;
@@ -51,6 +53,25 @@ export function backoffStrategy(
   return jobRetryDelay(attemptsMade, typeof retryAfterMs === 'number' ? retryAfterMs : undefined, baseMs);
 }
 
+/** How often the admission looks again at the sources' in-flight limits (they change with each answer). */
+const ADMISSION_EVERY_MS = 250;
+
+/**
+ * Backfill items run as many at once as the sources' in-flight limits need (jobsToFill: several windows
+ * and days when the service is slow), never fewer than `configured`. BullMQ fixes a worker's concurrency
+ * for as long as its jobs run, so the worker takes up to MAX_JOBS jobs off the queue and the items among
+ * them wait here for their turn; on close the waiting ones go back to the queue (sync-processor.ts).
+ */
+function backfillAdmission(
+  runtime: Runtime,
+  configured: number,
+): { permits: Permits; timer: NodeJS.Timeout } {
+  const permits = new Permits(() => jobsToFill(runtime.pacers().values(), configured));
+  const timer = setInterval(() => permits.wake(), ADMISSION_EVERY_MS);
+  timer.unref();
+  return { permits, timer };
+}
+
 export async function startWorker(
   runtime: Runtime,
   options: StartWorkerOptions = {},
@@ -63,10 +84,13 @@ export async function startWorker(
   const queue = createQueue(connections[0] as Redis, settings.PAYSYNC_QUEUE_PREFIX);
   const withSchedules = options.schedules !== false;
   const schedules = withSchedules ? await registerSchedules(queue, settings) : [];
-  const worker = new Worker<SyncJobData>(QUEUE_NAME, createSyncProcessor(runtime, options.onWindow), {
+  const configured = options.concurrency ?? settings.WORKER_CONCURRENCY;
+  const admission = backfillAdmission(runtime, configured);
+  const admit = () => admission.permits.take();
+  const worker = new Worker<SyncJobData>(QUEUE_NAME, createSyncProcessor(runtime, options.onWindow, admit), {
     connection: connections[1] as Redis,
     prefix: settings.PAYSYNC_QUEUE_PREFIX,
-    concurrency: options.concurrency ?? settings.WORKER_CONCURRENCY,
+    concurrency: Math.max(configured, MAX_JOBS),
     lockDuration: settings.JOB_LOCK,
     stalledInterval: settings.JOB_LOCK,
     maxStalledCount: MAX_STALLED,
@@ -94,6 +118,8 @@ export async function startWorker(
     schedules,
     refiller,
     async close() {
+      clearInterval(admission.timer);
+      admission.permits.close(new NotAdmitted('the worker is closing'));
       await refiller.stop();
       await worker.close();
       await queue.close();

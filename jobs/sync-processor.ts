@@ -61,11 +61,43 @@ async function runProbe(runtime: Runtime, data: WorkByName['probe']): Promise<un
   return { changes: report.changes.length, requests: report.findings.requests };
 }
 
+/**
+ * Lets a backfill item start: resolves with the function that ends its turn, or rejects with
+ * `NotAdmitted` when the worker is shutting down before the item's turn came (start-worker.ts).
+ */
+export type Admit = () => Promise<() => void>;
+
+/** The worker closed before a held item's turn: the item goes back to the queue, no attempt spent. */
+export class NotAdmitted extends Error {}
+
+async function admitted<T>(
+  admit: Admit | undefined,
+  job: Job<SyncJobData>,
+  token: string | undefined,
+  run: () => Promise<T>,
+): Promise<T> {
+  if (!admit) return run();
+  let release: () => void;
+  try {
+    release = await admit();
+  } catch (error) {
+    if (!(error instanceof NotAdmitted)) throw error;
+    await job.moveToDelayed(Date.now(), token);
+    throw new DelayedError();
+  }
+  try {
+    return await run();
+  } finally {
+    release();
+  }
+}
+
 function dispatch(
   runtime: Runtime,
   job: SyncJob,
   onWindow: (r: WindowReport) => void,
   token?: string,
+  admit?: Admit,
 ): Promise<unknown> {
   switch (job.name) {
     case 'export':
@@ -77,8 +109,10 @@ function dispatch(
         summarizeTick,
       );
     case 'window':
-    case 'scan':
-      return runBackfillItem(runtime.syncContext(sourceOf(runtime, job.data.source), onWindow), job.data);
+    case 'scan': {
+      const deps = runtime.syncContext(sourceOf(runtime, job.data.source), onWindow);
+      return admitted(admit, job as Job<SyncJobData>, token, () => runBackfillItem(deps, job.data));
+    }
   }
 }
 
@@ -99,14 +133,23 @@ function lastAttempt(job: Job): boolean {
   return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
 }
 
-export function createSyncProcessor(runtime: Runtime, onWindow: (r: WindowReport) => void = () => undefined) {
+/**
+ * `admit`: when given, each backfill item waits for its turn there before it runs (the worker holds more
+ * items than it runs, and runs as many as its sources' in-flight limits need); ticks, exports and probes
+ * never wait.
+ */
+export function createSyncProcessor(
+  runtime: Runtime,
+  onWindow: (r: WindowReport) => void = () => undefined,
+  admit?: Admit,
+) {
   return async (raw: Job<SyncJobData>, token?: string): Promise<unknown> => {
     let job: SyncJob | null = null;
     try {
       job = asSyncJob(raw);
       if (job.name === 'window' || job.name === 'scan')
         await runtime.syncContext(sourceOf(runtime, job.data.source)).circuit?.before(`backfill ${job.name}`);
-      return await dispatch(runtime, job, onWindow, token);
+      return await dispatch(runtime, job, onWindow, token, admit);
     } catch (error) {
       if (error instanceof DelayedError) throw error; // moved to later on purpose, not a failure
       if (job && (await serviceDown(runtime, job, error))) {

@@ -133,6 +133,8 @@ export class UpstreamNetworkError extends UpstreamError {
  * waits (jobs are put back without spending an attempt) and each tick sends one probe per stream.
  */
 export class CircuitOpenError extends UpstreamError {
+  /** The window reason of a run this error ends (src/sync/window-reasons.ts): an outage, not the day's fault. */
+  readonly reason = 'CIRCUIT_OPEN';
   constructor(ctx: UpstreamContext, detail: string) {
     super('CIRCUIT_OPEN', ctx, `request not sent, the service is down: ${detail}`);
   }

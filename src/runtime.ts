@@ -13,10 +13,12 @@ import { ServiceUnreachableError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/client.js';
 import { createPool } from './warehouse/pool.js';
+import { describePending, pendingMigrations, shippedMigrations } from './warehouse/migration-status.js';
 import { pgSyncWarehouse } from './warehouse/sync-ports.js';
 import { PgTransferMemory } from './warehouse/transfer-positions.js';
 import { CheckpointStore } from './sync/checkpoints.js';
 import { createRateGate } from './sync/rate-gate.js';
+import { createRequestPacer, type RequestPacer } from './sync/request-pacer.js';
 import { Circuit } from './sync/circuit.js';
 import {
   DEFAULT_SYNC_OPTIONS,
@@ -125,6 +127,20 @@ export async function checkPostgres(pool: Pool, url: string): Promise<void> {
   }
 }
 
+/**
+ * PostgreSQL answers and the database holds every migration this paysync ships; else exit 2 with the fix
+ * (a database that does not exist or is not migrated cannot tell anything, and a command run on it would
+ * fail on a missing table after it had done half its work). Reads the ledger only; writes nothing.
+ */
+export async function requireMigrated(pool: Pool, url: string): Promise<void> {
+  await checkPostgres(pool, url);
+  const pending = await pendingMigrations(pool, await shippedMigrations());
+  if (pending.length > 0)
+    throw new ServiceUnreachableError(
+      `the database in DATABASE_URL is not migrated (or not fully): ${describePending(pending)}`,
+    );
+}
+
 export function syncOptionsFrom(settings: Settings): SyncOptions {
   return {
     ...DEFAULT_SYNC_OPTIONS,
@@ -148,6 +164,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
   const transferMemory = new PgTransferMemory(pool);
   const now = options.now ?? (() => new Date());
   const clients = new Map<string, { client: UpstreamClient; circuit: Circuit }>();
+  const pacers = new Map<string, RequestPacer>();
   const wired = (source: Source) => {
     let c = clients.get(source.name);
     if (!c) {
@@ -156,11 +173,13 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
         source: source.name,
         rps: settings.UPSTREAM_RPS,
       });
+      const pacer = createRequestPacer(gate, { rps: settings.UPSTREAM_RPS });
+      pacers.set(source.name, pacer);
       const base = {
         source,
         timeoutMs: settings.UPSTREAM_TIMEOUT,
         maxBodyBytes: settings.UPSTREAM_MAX_BODY,
-        beforeRequest: () => gate.acquire(),
+        beforeRequest: () => pacer.beforeRequest(),
         log,
         ...(options.backoff ? { backoff: options.backoff } : {}),
         ...(options.onResponse
@@ -210,6 +229,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     warehouse,
     client,
     syncContext,
+    pacers: () => pacers,
     now,
     close,
   };

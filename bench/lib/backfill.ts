@@ -30,7 +30,20 @@ export interface BackfillSpec {
   shape?: 'wrapper' | 'array';
   workers: number;
   concurrency: number;
+  /** Fields the interface does not list, added to every payment (name: JSON text), as EXTRA_FIELDS gives. */
+  extraFields?: Readonly<Record<string, string>>;
 }
+
+/**
+ * Two fields the interface does not list, on every payment, for the unknown-fields scenarios: numbers a
+ * double holds exactly (`canonical`: the cost of keeping unknown fields), or the simulator's default pair,
+ * whose `125.50` a double would alter (`exact`: every page then also takes the careful JSON reader, the
+ * cost any such number has, an amount of `1500.50` as much as a new field).
+ */
+export const EXTRA_FIELDS = {
+  canonical: { fee_amount: '125.5', channel: '"ussd"' },
+  exact: { fee_amount: '125.50', channel: '"ussd"' },
+} as const;
 
 export interface BackfillFigures {
   seconds: number;
@@ -82,7 +95,7 @@ export function benchEnv(simUrl: string, databaseUrl: string, pageSize: number):
     DATABASE_URL: databaseUrl,
     PAYSYNC_QUEUE_PREFIX: `paysync-bench-${randomBytes(3).toString('hex')}`,
     PAGE_SIZE: String(pageSize),
-    UPSTREAM_RPS: '10000', // the benchmark raises the ceiling through its setting only
+    UPSTREAM_RPS: '10000', // the setting's highest value: the benchmark raises the ceiling through its setting only
     LOG_LEVEL: 'warn',
     REPORT_TIMEZONE: 'UTC',
   };
@@ -214,13 +227,25 @@ export async function psqlCopyBaseline(
   }
 }
 
+/** Sets the simulator's switches through its control route (`paysync sim` runs in its own process). */
+async function setSimSwitches(simUrl: string, switches: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${simUrl}/__sim/switches`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(switches),
+  });
+  if (!res.ok)
+    throw new Error(`the simulator refused switches ${JSON.stringify(switches)}: ${await res.text()}`);
+}
+
 export async function withSimAndDatabase<T>(
-  spec: Pick<BackfillSpec, 'payments' | 'days' | 'pageCap' | 'shape'>,
+  spec: Pick<BackfillSpec, 'payments' | 'days' | 'pageCap' | 'shape' | 'extraFields'>,
   fn: (sim: SimProc, databaseUrl: string) => Promise<T>,
 ): Promise<T> {
   const sim = await startSimProcess(simArgs(spec));
   const databaseUrl = benchDatabaseUrl();
   try {
+    if (spec.extraFields) await setSimSwitches(sim.url, { paymentExtraFields: spec.extraFields });
     return await fn(sim, databaseUrl);
   } finally {
     await sim.stop();

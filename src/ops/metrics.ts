@@ -13,6 +13,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WindowReport } from '../sync/context.js';
+import type { ExportState } from './export-state.js';
 import type { StatusData } from './status-data.js';
 import { PHASES, phaseSlug, streamHealth } from './status-health.js';
 
@@ -125,6 +126,7 @@ export class PaysyncMetrics {
       else this.c.lastTick.remove(labels);
     }
     for (const [state, n] of Object.entries(status.queue)) this.c.queue.set({ state }, n);
+    for (const c of status.circuits ?? []) this.c.circuitOpen.set({ source: c.source }, c.open ? 1 : 0);
   }
 
   /** A day's latest reconcile: rows with unexplained differences, and quarantined records (apart). */
@@ -141,8 +143,31 @@ export class PaysyncMetrics {
     for (const day of days) this.c.restatedAfterSignoff.set({ day }, 1);
   }
 
+  /**
+   * The service's records changed shape: per stream and change (`added`, `missing`, `retyped`), how many
+   * field sightings nobody has acknowledged yet (read from PostgreSQL at scrape time); 0 for the others.
+   */
+  setRecordShapeChanges(counts: ReadonlyArray<{ stream: string; change: string; count: number }>): void {
+    this.c.recordShapeChanges.reset();
+    for (const stream of ['payments', 'transfers'])
+      for (const change of ['added', 'missing', 'retyped'])
+        this.c.recordShapeChanges.set({ stream, change }, 0);
+    for (const { stream, change, count } of counts) this.c.recordShapeChanges.set({ stream, change }, count);
+  }
+
   recordExportResult(day: string, version: number, at: Date = new Date(), incomplete = false): void {
     this.exports.set(day, [version, at.getTime() / 1000, incomplete ? 1 : 0]);
+  }
+
+  /**
+   * The recent days' packs as PostgreSQL holds them (read at scrape time, export-state.ts): each day's
+   * latest version, and 1 in paysync_export_missing for each day whose pack is due and missing (no series
+   * for any other day).
+   */
+  setExports(state: ExportState): void {
+    for (const d of state.days) this.recordExportResult(d.day, d.version, d.at, d.incomplete);
+    this.c.exportMissing.reset();
+    for (const day of state.missing) this.c.exportMissing.set({ day }, 1);
   }
 
   /** The exposition text; `refresh` (status gathering) runs first, and its failure is itself a metric. */
@@ -270,6 +295,12 @@ function buildCollectors(registry: Registry) {
       labelNames: ['state'],
       registers,
     }),
+    circuitOpen: new Gauge({
+      name: 'paysync_upstream_circuit_open',
+      help: '1 while the service of a source is down (its circuit is open: no requests but one probe per stream per tick), else 0.',
+      labelNames: ['source'],
+      registers,
+    }),
     scrapeErrors: new Gauge({
       name: 'paysync_status_scrape_error',
       help: '1 when the last scrape could not read the state gauges from Redis/PostgreSQL, else 0.',
@@ -305,9 +336,21 @@ function buildCollectors(registry: Registry) {
       labelNames: ['day'],
       registers,
     }),
+    recordShapeChanges: new Gauge({
+      name: 'paysync_record_shape_changes',
+      help: "Changes in the shape of the service's records not yet acknowledged (paysync probe --ack FIELD): fields added, listed fields missing or retyped, per stream.",
+      labelNames: ['stream', 'change'],
+      registers,
+    }),
     restatedAfterSignoff: new Gauge({
       name: 'paysync_restated_after_signoff',
       help: 'Days whose records changed after finance signed off a version (1 each, until a new version is signed off); no series for other days.',
+      labelNames: ['day'],
+      registers,
+    }),
+    exportMissing: new Gauge({
+      name: 'paysync_export_missing',
+      help: 'Days whose pack the daily job should have published by now (after EXPORT_AT and the grace period) and that have none: 1 each; no series for other days.',
       labelNames: ['day'],
       registers,
     }),

@@ -2,10 +2,12 @@
  * What `paysync worker` serves besides jobs, each behind its setting and off when unset:
  * METRICS_PORT (on METRICS_HOST) → /metrics, /livez, /readyz, /healthz (from the worker's first moment);
  * DASHBOARD_PORT (on DASHBOARD_HOST) → Bull Board at /queues and the status page at /status.
- * Both default to loopback; a dashboard on any other address needs DASHBOARD_TOKEN.
+ * Both default to loopback; a dashboard on any other address needs DASHBOARD_TOKEN. Both ports are bound
+ * before the worker does anything else (no request to the service, no record loaded, no schedule
+ * registered), so a port that cannot be served stops it at once (exit 2) with nothing done.
  */
 import type { Job, Queue, Worker } from 'bullmq';
-import type { Express } from 'express';
+import express, { type Express } from 'express';
 import type { Settings } from '../config/settings.js';
 import { ConfigError } from '../errors.js';
 import type { Runtime } from '../sync/services.js';
@@ -13,6 +15,8 @@ import { dashboardApp } from './dashboard.js';
 import { isLoopback, listen, type RunningServer, type ServeOptions } from './http-server.js';
 import { RESULT_DAYS, type PaysyncMetrics } from './metrics.js';
 import { mismatchesByDay, recentReconcileResults } from './reconcile-results.js';
+import { readCircuit } from '../sync/circuit.js';
+import { gatherExports } from './export-state.js';
 import { metricsApp } from './metrics-app.js';
 import { gatherStatus, type StatusData } from './status-data.js';
 import { gatherStatusPage } from './status-gather.js';
@@ -20,6 +24,7 @@ import { restatedAfterSignoff } from './status-signoffs.js';
 import { pendingMigrations, shippedMigrations } from '../warehouse/migration-status.js';
 import type { HealthDeps } from './health.js';
 import { WorkerProbes } from './worker-probes.js';
+import { unacknowledgedCounts } from '../warehouse/field-sightings.js';
 
 export interface OpsDeps {
   runtime: Runtime;
@@ -104,8 +109,12 @@ export async function startProbeServer(
           settings.METRICS_PORT,
           serve,
         );
-  const close = async () => {
+  const dashboard = await startDashboardShell(settings, serve).catch(async (error: unknown) => {
     await server?.close();
+    throw error;
+  });
+  const close = async () => {
+    await Promise.allSettled([server?.close(), dashboard?.server.close()]);
   };
   return {
     metricsUrl: server?.url ?? null,
@@ -119,44 +128,65 @@ export async function startProbeServer(
           sources: settings.sources,
           settings,
           queue,
+          circuits: (name) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, name),
           now: () => runtime.now(),
         });
       refresh = async () => {
         for (const d of mismatchesByDay(await recentReconcileResults(runtime.pool, RESULT_DAYS)))
           metrics.recordReconcileResult(d.day, d.mismatches, d.at, d.quarantined);
         metrics.setRestatedAfterSignoff((await restatedAfterSignoff(runtime.pool)).map((d) => d.day));
+        metrics.setExports(await gatherExports(runtime.pool, settings, runtime.now(), RESULT_DAYS));
+        metrics.setRecordShapeChanges(await unacknowledgedCounts(runtime.pool));
         return status();
       };
-      const dashboard = await startDashboard(deps, serve, status);
+      dashboard?.mount(dashboardOf(deps, status));
       if (deps.worker) countJobs(deps.worker, metrics);
       return {
         metricsUrl: server?.url ?? null,
-        dashboardUrl: dashboard?.url ?? null,
+        dashboardUrl: dashboard?.server.url ?? null,
         draining: () => probes.draining(),
-        close: async () => {
-          await Promise.allSettled([close(), dashboard?.close()]);
-        },
+        close,
       };
     },
   };
 }
 
-async function startDashboard(
-  deps: OpsDeps,
+/**
+ * The dashboard's port, bound at once (off when DASHBOARD_PORT is unset): until `mount` gives it the
+ * dashboard, every request gets 503 "starting" (nothing of the queue or the warehouse is read yet).
+ */
+async function startDashboardShell(
+  settings: Settings,
   serve: ServeOptions,
-  status: () => Promise<StatusData>,
-): Promise<RunningServer | null> {
+): Promise<{ server: RunningServer; mount(app: Express): void } | null> {
+  if (settings.DASHBOARD_PORT === undefined) return null;
+  let mounted: Express | null = null;
+  const shell = express();
+  shell.disable('x-powered-by');
+  shell.use((req, res, next) => {
+    if (mounted) return void mounted(req, res, next);
+    res.status(503).type('text/plain').send('paysync ops: the worker is starting\n');
+  });
+  const server = await listenNamed(
+    shell,
+    'DASHBOARD',
+    settings.DASHBOARD_HOST,
+    settings.DASHBOARD_PORT,
+    serve,
+  );
+  return { server, mount: (app) => void (mounted = app) };
+}
+
+function dashboardOf(deps: OpsDeps, status: () => Promise<StatusData>): Express {
   const { runtime, queue } = deps;
   const settings = runtime.settings;
-  if (settings.DASHBOARD_PORT === undefined) return null;
-  const app = dashboardApp({
+  return dashboardApp({
     queue,
     pool: runtime.pool,
     status,
     extras: (data) => gatherStatusPage({ pool: runtime.pool, queue, settings, now: () => new Date() }, data),
     token: settings.DASHBOARD_TOKEN,
   });
-  return listenNamed(app, 'DASHBOARD', settings.DASHBOARD_HOST, settings.DASHBOARD_PORT, serve);
 }
 
 /** The readiness checks of a built runtime (and its worker, when given): health.ts. */

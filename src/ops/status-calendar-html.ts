@@ -15,6 +15,7 @@ const GLYPH: Record<DayState, string> = {
   incomplete: '⚠',
   syncing: '↻',
   'not-synced': '✕',
+  'out-of-range': '–',
   restated: '↺',
 };
 
@@ -24,6 +25,7 @@ export const STATE_MEANING: Record<DayState, string> = {
   incomplete: 'the pack was published before sync covered the day',
   syncing: 'not covered yet, and being synced (today, or a running backfill)',
   'not-synced': 'the day is over and sync does not cover it: it needs a backfill',
+  'out-of-range': 'before SYNC_START: live sync does not read it, nothing is missing',
   restated: 'finance signed off a version, and a later one changed its records: it needs a new sign-off',
 };
 

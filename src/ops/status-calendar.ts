@@ -56,6 +56,8 @@ export interface CalendarSettings {
   zone: string;
   settleLagMs: number;
   horizonMs: number;
+  /** Where live sync starts (tick-plan.ts syncStart): earlier days are out of its range. */
+  syncStart: Date;
 }
 
 /** The last `days` local days, oldest first, ending with today. */
@@ -106,6 +108,7 @@ export async function gatherCalendar(pool: Pool, s: CalendarSettings, now: Date)
         pack,
         reconcile,
         backfillReading,
+        syncStart: s.syncStart,
       }),
     );
     const runRecords = reconcile ? listed.get(reconcile.runId) : undefined;

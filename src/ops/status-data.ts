@@ -1,16 +1,18 @@
 /**
  * Where sync stands, per source and stream: the facts behind `paysync status`, the ops status page and the
  * scrape-time gauges of /metrics. One gathering, three views; the phase each view shows is decided from
- * these facts by one pure function (status-health.ts). Reads Redis (checkpoints, queue counts) and
+ * these facts by one pure function (status-health.ts). Reads Redis (checkpoints, circuits, queue counts) and
  * PostgreSQL (open rejects, failing windows, whether anything ever synced); never writes.
  */
 import type { Pool } from 'pg';
 import type { Queue } from 'bullmq';
 import type { Settings, Source } from '../config/settings.js';
 import { windowKey, type CheckpointStore } from '../sync/checkpoints.js';
+import type { CircuitState } from '../sync/circuit.js';
 import { syncStart } from '../sync/tick-plan.js';
 import { STREAMS, type Stream } from '../upstream/schemas.js';
 import { blockedDays } from './blocked-days.js';
+import { failingWindows } from './window-failures.js';
 
 export interface StreamStatus {
   source: string;
@@ -38,6 +40,11 @@ export interface StreamStatus {
   everSynced: boolean;
   /** Local days whose windows failed BLOCKED_AFTER runs in a row, outages aside (blocked-days.ts). */
   blockedDays: string[];
+  /**
+   * The source's circuit when it is open (src/sync/circuit.ts: the service failed every recent attempt,
+   * and only a probe per stream goes out each tick); null when closed. Both streams of a source share it.
+   */
+  circuit: { since: string | null; lastError: string | null } | null;
   openRejects: number;
 }
 
@@ -46,6 +53,8 @@ export type QueueCounts = Record<string, number>;
 export interface StatusData {
   queue: QueueCounts;
   streams: StreamStatus[];
+  /** Each source's circuit breaker (open: the service is down, src/sync/circuit.ts), when read. */
+  circuits?: CircuitState[];
 }
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'] as const;
@@ -57,6 +66,8 @@ export interface StatusDeps {
   /** Where live sync starts (the lag before a first checkpoint); BLOCKED_AFTER (default 6): blocked days. */
   settings: Pick<Settings, 'SYNC_START' | 'REPORT_TIMEZONE'> & Partial<Pick<Settings, 'BLOCKED_AFTER'>>;
   queue: Pick<Queue, 'getJobCounts'>;
+  /** The circuit of a source (readCircuit); without it, no stream is seen down by its circuit. */
+  circuits?: (source: string) => Promise<CircuitState>;
   now?: () => Date;
 }
 
@@ -64,7 +75,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
   const queue = await deps.queue.getJobCounts(...QUEUE_STATES);
   const [rejects, failing, synced, blocked] = await Promise.all([
     openRejects(deps.pool),
-    failingWindows(deps.pool),
+    failingByStream(deps.pool),
     everSynced(deps.pool),
     blockedDays(deps.pool, deps.settings.REPORT_TIMEZONE, deps.settings.BLOCKED_AFTER ?? 6),
   ]);
@@ -72,7 +83,10 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
   const now = at.getTime();
   const start = syncStart(deps.settings, at);
   const streams: StreamStatus[] = [];
+  const circuits: CircuitState[] = [];
   for (const source of deps.sources) {
+    const circuit = deps.circuits ? await deps.circuits(source.name) : null;
+    if (circuit) circuits.push(circuit);
     for (const stream of STREAMS) {
       const s = await deps.checkpoints.get(source.name, stream);
       const key = `${source.name}/${stream}`;
@@ -95,42 +109,32 @@ export async function gatherStatus(deps: StatusDeps): Promise<StatusData> {
         lastErrorCode: s.lastError?.code ?? null,
         everSynced: s.lastSuccessAt !== null || s.checkpoint !== null || synced.has(key),
         blockedDays: blocked.filter((d) => `${d.source}/${d.stream}` === key).map((d) => d.day),
+        circuit: circuit?.open
+          ? { since: circuit.since?.toISOString() ?? null, lastError: circuit.lastError }
+          : null,
         openRejects: rejects.get(key) ?? 0,
       });
     }
   }
-  return { queue, streams };
+  return deps.circuits ? { queue, streams, circuits } : { queue, streams };
 }
 
 /** Failing windows listed per stream at most (the count of a long outage's windows is not the point). */
 const FAILING_LISTED = 50;
 
-type FailingRow = { source: string; stream: string; window_start: Date; window_end: Date; detail: string };
-
 /**
- * Per `source/stream`, the windows of the sync log that ended incomplete or failed and that no complete
- * read has covered since (the same rule as Redis's incomplete marks: one complete window containing it,
- * read at or after it), newest first. The partial index of sql/018 keeps this to the failing rows.
+ * Per `source/stream`, the windows of the sync log failing now (window-failures.ts: not complete, and no
+ * complete read has covered them since; the same rule as Redis's incomplete marks), newest first.
  */
-async function failingWindows(pool: Pool): Promise<Map<string, Array<{ window: string; detail: string }>>> {
-  const { rows } = await pool.query<FailingRow>(
-    `SELECT source, stream, window_start, window_end, coalesce(detail, outcome) AS detail
-       FROM (SELECT w.*, row_number() OVER (PARTITION BY w.source, w.stream ORDER BY w.fetched_at DESC) AS n
-               FROM reporting.sync_windows w
-              WHERE w.outcome <> 'complete'
-                AND NOT EXISTS (SELECT 1 FROM reporting.sync_windows c
-                                 WHERE c.source = w.source AND c.stream = w.stream AND c.outcome = 'complete'
-                                   AND c.window_start <= w.window_start AND c.window_end >= w.window_end
-                                   AND c.fetched_at >= w.fetched_at)) f
-      WHERE n <= $1
-      ORDER BY source, stream, fetched_at DESC`,
-    [FAILING_LISTED],
-  );
+async function failingByStream(pool: Pool): Promise<Map<string, Array<{ window: string; detail: string }>>> {
   const out = new Map<string, Array<{ window: string; detail: string }>>();
-  for (const r of rows) {
-    const key = `${r.source}/${r.stream}`;
+  for (const w of await failingWindows(pool, Number.MAX_SAFE_INTEGER, FAILING_LISTED)) {
+    const key = `${w.source}/${w.stream}`;
     const list = out.get(key) ?? [];
-    list.push({ window: windowKey(r.window_start, r.window_end), detail: r.detail });
+    list.push({
+      window: windowKey(w.windowStart, w.windowEnd),
+      detail: `${w.reasonCode}: ${w.detail ?? w.outcome}`,
+    });
     out.set(key, list);
   }
   return out;

@@ -3,6 +3,8 @@
  * final AND the export's own rule (reconcile/pack-state.ts), applied to today's facts, still says final:
  * never a weaker rule than the pack's, and a later reconcile that found a difference takes it back.
  *
+ * - out of range: the day ended before live sync starts (SYNC_START), sync does not cover it and it has no
+ *   pack: nothing is missing, live sync never meant to read it (a backfill can, if it is wanted).
  * - not synced: the day is over, sync does not cover it, no pack, and no backfill is reading it.
  * - syncing: sync does not cover it yet, but the day is not over or a running backfill is reading it.
  * - provisional: covered, but no pack yet, or the pack (or today's facts) is not final.
@@ -18,9 +20,11 @@ import { describeGaps, type StreamCoverage } from '../reconcile/coverage.js';
 import { packState } from '../reconcile/pack-state.js';
 import type { PackState } from '../reconcile/manifest.js';
 
-export type DayState = 'not-synced' | 'syncing' | 'provisional' | 'final' | 'incomplete' | 'restated';
+export type DayState =
+  'out-of-range' | 'not-synced' | 'syncing' | 'provisional' | 'final' | 'incomplete' | 'restated';
 
 export const DAY_STATE_LABEL: Record<DayState, string> = {
+  'out-of-range': 'out of range',
   'not-synced': 'not synced',
   syncing: 'syncing',
   provisional: 'provisional',
@@ -56,6 +60,8 @@ export interface DayStateInput {
   reconcile: DayReconcile | null;
   /** A running backfill has an open item that reads (part of) this day. */
   backfillReading: boolean;
+  /** Where live sync starts (SYNC_START, or its default): days that end by then are out of its range. */
+  syncStart: Date;
 }
 
 export interface DayVerdict {
@@ -74,6 +80,11 @@ function uncovered(input: DayStateInput, gaps: string): DayVerdict {
     return { state: 'syncing', reason: `the day is not over; not covered yet: ${gaps}` };
   if (input.backfillReading)
     return { state: 'syncing', reason: `a running backfill reads it; not covered yet: ${gaps}` };
+  if (input.window.end.getTime() <= input.syncStart.getTime())
+    return {
+      state: 'out-of-range',
+      reason: `before live sync's start (SYNC_START, ${input.syncStart.toISOString()}): not synced, and not meant to be; a backfill reads it if it is wanted`,
+    };
   const what = partlyCovered(input) ? 'partly synced' : 'nothing of it synced';
   return { state: 'not-synced', reason: `${what}: ${gaps} not covered; ${run}` };
 }

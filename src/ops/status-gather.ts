@@ -5,7 +5,9 @@
 import type { Queue } from 'bullmq';
 import type { Pool } from 'pg';
 import type { Settings } from '../config/settings.js';
+import { syncStart } from '../sync/tick-plan.js';
 import { gatherBackfills, type BackfillView } from './status-backfills.js';
+import { recordChanges, type SightingList } from './status-fields.js';
 import { gatherCalendar, type CalendarDay } from './status-calendar.js';
 import type { StatusData } from './status-data.js';
 import { gatherHistory, type History } from './status-history.js';
@@ -15,19 +17,21 @@ export interface StatusPageExtras {
   calendar: CalendarDay[];
   history: History;
   backfills: BackfillView[];
+  /** The service's records changed shape: sightings not yet acknowledged (status-fields.ts). */
+  recordChanges: SightingList;
 }
 
 export interface StatusPageDeps {
   pool: Pool;
   queue: Pick<Queue, 'getJobs'>;
-  settings: Pick<Settings, 'sources' | 'REPORT_TIMEZONE' | 'SETTLE_LAG' | 'SETTLE_HORIZON'>;
+  settings: Pick<Settings, 'sources' | 'REPORT_TIMEZONE' | 'SETTLE_LAG' | 'SETTLE_HORIZON' | 'SYNC_START'>;
   now: () => Date;
 }
 
 export async function gatherStatusPage(deps: StatusPageDeps, status: StatusData): Promise<StatusPageExtras> {
   const now = deps.now();
   const s = deps.settings;
-  const [calendar, history, backfills] = await Promise.all([
+  const [calendar, history, backfills, changes] = await Promise.all([
     gatherCalendar(
       deps.pool,
       {
@@ -35,11 +39,13 @@ export async function gatherStatusPage(deps: StatusPageDeps, status: StatusData)
         zone: s.REPORT_TIMEZONE,
         settleLagMs: s.SETTLE_LAG,
         horizonMs: s.SETTLE_HORIZON,
+        syncStart: syncStart(s, now),
       },
       now,
     ),
     gatherHistory({ pool: deps.pool, queue: deps.queue, settleLagMs: s.SETTLE_LAG }, status.streams, now),
     gatherBackfills(deps.pool, now),
+    recordChanges(deps.pool),
   ]);
-  return { zone: s.REPORT_TIMEZONE, calendar, history, backfills };
+  return { zone: s.REPORT_TIMEZONE, calendar, history, backfills, recordChanges: changes };
 }

@@ -5,8 +5,9 @@
  *
  * | phase        | when                                                                        |
  * |--------------|-----------------------------------------------------------------------------|
- * | down         | the service is unreachable: the last tick failed on an outage-class error    |
- * |              | (5xx, timeout, reset, refused) and nothing succeeded since                   |
+ * | down         | the service is unreachable: the source's circuit is open, or the last tick   |
+ * |              | failed on an outage (5xx, timeout, reset, refused: window-reasons.ts) and    |
+ * |              | nothing succeeded since                                                      |
  * | degraded     | some windows are failing (recorded incomplete or failed and not read         |
  * |              | complete since), days are blocked, or the last tick failed otherwise         |
  * | never synced | no tick ever succeeded and no window was ever read completely               |
@@ -16,6 +17,7 @@
  * The thresholds are the alerts' (ops/alerts.yml; test/ops/status-parts.test.ts reads that file and fails
  * if they drift), so the page and the alarms never disagree about what is wrong.
  */
+import { isOutage, reasonOfError } from '../sync/window-reasons.js';
 import type { StreamStatus } from './status-data.js';
 
 /** PaysyncSyncLagging: `paysync_sync_lag_seconds > 1800`, for 10m. */
@@ -31,15 +33,14 @@ export const PHASES = ['healthy', 'catching up', 'never synced', 'degraded', 'do
 export type Phase = (typeof PHASES)[number];
 
 /**
- * Error codes (src/error-codes.ts) that say the service cannot be reached or cannot answer at all: an
- * outage, which no paysync restart fixes. Any other failure (401, 403, 400, a short window) is paysync's
- * or the data's, and degrades rather than downs.
+ * Whether a recorded error code says the service cannot be reached or will not answer: an outage, which no
+ * paysync restart fixes. The code is a window reason (a tick whose windows all failed for outage reasons
+ * records the first one's) or an error code (a tick that threw); window-reasons.ts decides both. Any other
+ * failure (401, 403, 400, a short window) is the key's or the data's, and degrades rather than downs.
  */
-export const OUTAGE_CODES: ReadonlySet<string> = new Set([
-  'UPSTREAM_SERVER_ERROR',
-  'UPSTREAM_NETWORK',
-  'CIRCUIT_OPEN',
-]);
+export function isOutageCode(code: string | null): boolean {
+  return code !== null && (isOutage(code) || isOutage(reasonOfError({ code })));
+}
 
 /** What ops should do in each phase (the status page, `paysync status` and docs/operations.md say it). */
 export const PHASE_TODO: Record<Phase, string> = {
@@ -105,7 +106,7 @@ function plural(n: number, word: string): string {
 
 function decidePhase(s: StreamStatus): Phase {
   const failing = failingNow(s);
-  if (failing && OUTAGE_CODES.has(s.lastErrorCode ?? '')) return 'down';
+  if (s.circuit || (failing && isOutageCode(s.lastErrorCode))) return 'down';
   if (failing || s.incompleteWindows.length > INCOMPLETE_ALERT_ABOVE || s.blockedDays.length > 0)
     return 'degraded';
   if (!s.everSynced) return 'never synced';
@@ -123,8 +124,11 @@ function lagWords(s: StreamStatus): string {
 function problems(s: StreamStatus, phase: Phase): string[] {
   const out: string[] = [];
   if (phase === 'down') {
-    const since = s.lastSuccessAt ? `last success ${s.lastSuccessAt}` : 'no success yet';
-    out.push(`the service is unreachable (${s.lastError ?? s.lastErrorCode ?? 'no detail'}); ${since}`);
+    const success = s.lastSuccessAt ? `last success ${s.lastSuccessAt}` : 'no success yet';
+    const why = s.circuit
+      ? `circuit open since ${s.circuit.since ?? 'unknown'}, one probe per tick (last: ${s.circuit.lastError ?? 'unknown'})`
+      : (s.lastError ?? s.lastErrorCode ?? 'no detail');
+    out.push(`the service is unreachable (${why}); ${success}`);
     return out;
   }
   const incomplete = s.incompleteWindows.length;

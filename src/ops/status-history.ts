@@ -1,8 +1,10 @@
 /**
  * The last 24 hours for the status page's charts, from what paysync already keeps:
  * - the queue's finished jobs (BullMQ keeps completed ones 24 h, failed ones 7 days: jobs/queue.ts): each
- *   live tick's result (records, incomplete windows, the payments checkpoint it reached), each backfill
- *   item's records, each job that failed for good;
+ *   live tick's result (incomplete windows, the payments checkpoint it reached), each job that failed for
+ *   good;
+ * - the records' first_seen_at: records new to the warehouse per hour, each counted once (a tick re-reads
+ *   its lookback every time: counting what it read would count the same records again and again);
  * - reporting.sync_rejects: when each quarantined record was first seen.
  * Lag is rebuilt at each quarter hour and at each tick's end as that moment minus the checkpoint the latest tick before it had
  * reached (a transfers tick that completes moves the checkpoint to its start minus SETTLE_LAG, tick.ts);
@@ -33,7 +35,7 @@ export interface History {
   to: number;
   /** Lag in minutes, per source/stream. */
   lag: Series[];
-  /** Per hour (point at the hour's start), per stream. */
+  /** Records new to the warehouse (first seen), per hour (point at the hour's start), per stream. */
   records: Series[];
   rejects: Series[];
   failures: Series[];
@@ -54,16 +56,18 @@ export async function gatherHistory(
 ): Promise<History> {
   const to = now.getTime();
   const from = to - HISTORY_HOURS * HOUR;
-  const [completed, failed, rejects] = await Promise.all([
+  const [completed, failed, rejects, newRecords] = await Promise.all([
     deps.queue.getJobs(['completed'], 0, JOBS_READ - 1, false),
     deps.queue.getJobs(['failed'], 0, JOBS_READ - 1, false),
     rejectsPerHour(deps.pool, new Date(hourStart(from))),
+    newRecordsPerHour(deps.pool, new Date(hourStart(from))),
   ]);
   const recent = (jobs: FinishedJob[]) => jobs.filter((j) => j && (j.finishedOn ?? 0) >= from - HOUR);
   return historyOf({
     completed: recent(completed),
     failed: recent(failed),
     rejects,
+    newRecords,
     streams,
     from,
     to,
@@ -84,27 +88,44 @@ async function rejectsPerHour(pool: Pool, since: Date): Promise<RejectRow[]> {
   return rows;
 }
 
+/**
+ * Records first stored per hour and stream since `since` (the indexes of sql/022 keep it to those rows):
+ * each record once, however often it was read again.
+ */
+async function newRecordsPerHour(pool: Pool, since: Date): Promise<RejectRow[]> {
+  const { rows } = await pool.query<RejectRow>(
+    `SELECT date_trunc('hour', first_seen_at) AS hour, 'payments' AS stream, count(*)::int AS n
+       FROM reporting.payments WHERE first_seen_at >= $1 GROUP BY 1
+     UNION ALL
+     SELECT date_trunc('hour', first_seen_at), 'transfers', count(*)::int
+       FROM reporting.transfers WHERE first_seen_at >= $1 GROUP BY 1`,
+    [since],
+  );
+  return rows;
+}
+
 interface HistoryInput {
   completed: FinishedJob[];
   failed: FinishedJob[];
   rejects: RejectRow[];
+  /** Records first stored, per hour and stream. */
+  newRecords: RejectRow[];
   streams: readonly StreamStatus[];
   from: number;
   to: number;
   settleLagMs: number;
 }
 
-type Result = { records?: number; incomplete?: number; checkpoint?: string | null; outcome?: string } | null;
+type Result = { incomplete?: number; checkpoint?: string | null; outcome?: string } | null;
 type Data = { source?: string; stream?: string };
 
-/** The charts' series from the finished jobs and rejects. Pure. */
+/** The charts' series from the finished jobs, the records first seen and the rejects. Pure. */
 export function historyOf(input: HistoryInput): History {
   const hours = Array.from(
     { length: HISTORY_HOURS },
     (_, i) => hourStart(input.to) - (HISTORY_HOURS - 1 - i) * HOUR,
   );
   const perHour = () => new Map(hours.map((h) => [h, 0]));
-  const records = new Map<string, Map<number, number>>();
   const failures = new Map<string, Map<number, number>>();
   const add = (m: Map<string, Map<number, number>>, key: string, at: number, n: number) => {
     const series = m.get(key) ?? perHour();
@@ -116,7 +137,6 @@ export function historyOf(input: HistoryInput): History {
     const d = j.data as Data;
     const r = j.returnvalue as Result;
     if (!d.stream || !j.finishedOn) continue;
-    if (typeof r?.records === 'number') add(records, d.stream, j.finishedOn, r.records);
     if (j.name === 'tick') {
       const incomplete = d.stream === 'payments' ? (r?.incomplete ?? 0) : r?.outcome === 'incomplete' ? 1 : 0;
       if (incomplete > 0) add(failures, `${d.stream}: incomplete windows`, j.finishedOn, incomplete);
@@ -127,6 +147,8 @@ export function historyOf(input: HistoryInput): History {
   }
   const rejects = new Map<string, Map<number, number>>();
   for (const r of input.rejects) add(rejects, r.stream, r.hour.getTime(), r.n);
+  const records = new Map<string, Map<number, number>>();
+  for (const r of input.newRecords) add(records, r.stream, r.hour.getTime(), r.n);
   const toSeries = (m: Map<string, Map<number, number>>): Series[] =>
     [...m.entries()]
       .sort(([a], [b]) => (a < b ? -1 : 1))

@@ -13,6 +13,7 @@ import type { ReconcileRow } from './reconcile-results.js';
 import { paceOf, type BackfillView } from './status-backfills.js';
 import type { CalendarDay } from './status-calendar.js';
 import { renderCalendar } from './status-calendar-html.js';
+import { recordChangesSection, type SightingList } from './status-fields.js';
 import type { StatusData, StreamStatus } from './status-data.js';
 import { PHASE_TODO, peopleDuration, phaseSlug, streamHealth } from './status-health.js';
 import type { History } from './status-history.js';
@@ -31,6 +32,8 @@ export interface StatusPageInput {
   calendar?: CalendarDay[];
   history?: History;
   backfills?: BackfillView[];
+  /** The service's records changed shape: sightings not yet acknowledged. */
+  recordChanges?: SightingList;
   /** Many sources: the summary of all of them and the links to each page (status-paging.ts), as HTML. */
   paging?: string;
 }
@@ -121,9 +124,10 @@ function chartsSection(h: History, zone: string): string {
     }),
     renderChart({
       id: 'chart-records',
-      title: 'Records synced per hour',
-      unit: 'records per hour',
+      title: 'New records per hour (first stored; re-reads not counted)',
+      unit: 'new records per hour',
       kind: 'bars',
+      counted: 'distinct new records',
       series: h.records,
       ...common,
     }),
@@ -132,6 +136,7 @@ function chartsSection(h: History, zone: string): string {
       title: 'Records quarantined per hour (first seen)',
       unit: 'rejects per hour',
       kind: 'bars',
+      counted: 'quarantined records',
       series: h.rejects,
       ...common,
     }),
@@ -140,6 +145,7 @@ function chartsSection(h: History, zone: string): string {
       title: 'Upstream failures per hour (incomplete windows, failed jobs)',
       unit: 'failures per hour',
       kind: 'bars',
+      counted: 'failures',
       series: h.failures,
       ...common,
     }),
@@ -193,7 +199,7 @@ ul{margin:0;padding-left:1.1em}.bad{color:#b00020}
 .day[open]{z-index:2}
 .day-detail{position:absolute;left:0;top:100%;width:24em;background:#fff;border:1px solid #555;padding:.5em;z-index:3;box-shadow:0 2px 6px #0004}
 .state-final{background:#d9f2df}.state-provisional{background:#fdf1c7}.state-incomplete{background:#fbd5c9}
-.state-syncing{background:#d6e6fb}.state-restated{background:#f3d6f5;outline:2px solid #9b3fa3}.state-not-synced{background:#e4e4e4;background-image:repeating-linear-gradient(45deg,transparent 0 6px,#0000000d 6px 12px)}
+.state-out-of-range{background:#fff;color:#666;border-style:dashed}.state-syncing{background:#d6e6fb}.state-restated{background:#f3d6f5;outline:2px solid #9b3fa3}.state-not-synced{background:#e4e4e4;background-image:repeating-linear-gradient(45deg,transparent 0 6px,#0000000d 6px 12px)}
 .states{list-style:none;padding:0;font-size:12px}.key{display:inline-block;min-width:8em;border:1px solid #999;padding:0 .3em;margin:.1em .3em .1em 0}
 .charts{display:flex;flex-wrap:wrap;gap:1em}
 .chart{margin:0}.chart figcaption{font-weight:600}
@@ -226,6 +232,7 @@ ${healthSection(input.status)}
 ${calendar}
 ${charts}
 ${backfills}
+${input.recordChanges ? recordChangesSection(input.recordChanges) : ''}
 <h2>Sources and streams</h2>
 ${streamsSection(input.status)}
 <h2>Queue</h2>

@@ -19,6 +19,8 @@ export interface ChartSpec {
   /** The y axis's unit, e.g. "minutes", "records per hour". */
   unit: string;
   kind: 'line' | 'bars';
+  /** For bars: what a series' 24-hour total counts ("new records"), said beside it in the legend. */
+  counted?: string;
   series: Series[];
   from: number;
   to: number;
@@ -96,7 +98,9 @@ function legend(spec: ChartSpec): string {
   return `<ul class="legend">${spec.series
     .map((s, i) => {
       const colour = COLOURS[i % COLOURS.length] as string;
-      const total = spec.kind === 'bars' ? `: ${s.points.reduce((n, p) => n + p.value, 0)} in 24 h` : '';
+      const sum = s.points.reduce((n, p) => n + p.value, 0);
+      const total =
+        spec.kind === 'bars' ? `: ${sum}${spec.counted ? ` ${escapeHtml(spec.counted)}` : ''} in 24 h` : '';
       return `<li><span class="swatch" style="background:${colour}"></span>${escapeHtml(s.name)}${total}</li>`;
     })
     .join('')}</ul>`;

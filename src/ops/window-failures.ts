@@ -41,22 +41,32 @@ const READ_LIMIT = 500;
 /**
  * The windows failing now, newest first: last run not complete, and no complete run fetched since covers
  * their span (a day read whole again heals its failed sub-windows; a later full scan heals a scan).
+ * At most `limit` in all and `perStream` per source and stream (so one stream's long outage cannot hide
+ * another stream's failures from the health phases, status-data.ts).
  */
-export async function failingWindows(pool: Pool, limit = READ_LIMIT): Promise<FailingWindow[]> {
+export async function failingWindows(
+  pool: Pool,
+  limit = READ_LIMIT,
+  perStream = READ_LIMIT,
+): Promise<FailingWindow[]> {
   const { rows } = await pool.query<FailingWindow>(
-    `SELECT f.source, f.stream, f.window_start AS "windowStart", f.window_end AS "windowEnd", f.kind,
-            f.outcome, coalesce(f.reason_code, 'UNCLASSIFIED') AS "reasonCode", f.detail, f.failures,
-            f.attempts, f.fetched_at AS "fetchedAt"
-       FROM reporting.sync_windows f
-      WHERE f.outcome <> 'complete'
-        AND NOT EXISTS (
-          SELECT 1 FROM reporting.sync_windows c
-           WHERE c.source = f.source AND c.stream = f.stream AND c.outcome = 'complete'
-             AND c.window_start <= f.window_start AND c.window_end >= f.window_end
-             AND c.fetched_at >= f.fetched_at)
-      ORDER BY f.fetched_at DESC, f.source, f.stream, f.window_start
+    `SELECT source, stream, "windowStart", "windowEnd", kind, outcome, "reasonCode", detail, failures,
+            attempts, "fetchedAt"
+       FROM (SELECT f.source, f.stream, f.window_start AS "windowStart", f.window_end AS "windowEnd", f.kind,
+                    f.outcome, coalesce(f.reason_code, 'UNCLASSIFIED') AS "reasonCode", f.detail, f.failures,
+                    f.attempts, f.fetched_at AS "fetchedAt",
+                    row_number() OVER (PARTITION BY f.source, f.stream ORDER BY f.fetched_at DESC) AS n
+               FROM reporting.sync_windows f
+              WHERE f.outcome <> 'complete'
+                AND NOT EXISTS (
+                  SELECT 1 FROM reporting.sync_windows c
+                   WHERE c.source = f.source AND c.stream = f.stream AND c.outcome = 'complete'
+                     AND c.window_start <= f.window_start AND c.window_end >= f.window_end
+                     AND c.fetched_at >= f.fetched_at)) w
+      WHERE n <= $2
+      ORDER BY "fetchedAt" DESC, source, stream, "windowStart"
       LIMIT $1`,
-    [limit],
+    [limit, perStream],
   );
   return rows.map((r) => ({ ...r, reasonCode: reasonOf(r.reasonCode).code }));
 }

@@ -15,30 +15,31 @@
  * Times are the sync clock's (`now`, the wall clock outside tests), in epoch milliseconds.
  */
 import type { Redis } from 'ioredis';
-import { CircuitOpenError, UpstreamError } from '../errors.js';
+import { CircuitOpenError, type UpstreamError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { AttemptWatch, UpstreamClient } from '../upstream/client.js';
 import type { Stream } from '../upstream/schemas.js';
+import { isOutage, reasonOfError, type ReasonCode } from './window-reasons.js';
 
 /** Failed attempts in a row (across workers) that open the circuit: two requests' retries, by default. */
 export const OPEN_AFTER_FAILURES = 12;
 /** The longest gap between two probes of a stream, in ticks (SYNC_EVERY). */
 export const MAX_PROBE_GAP_TICKS = 4;
 
-/** How an outage showed itself, as the reason code the window reasons use for it. */
-export type OutageCode = 'SERVICE_UNAVAILABLE' | 'CONNECTION_FAILED';
+/** How an outage showed itself: the window reason code (window-reasons.ts) of a 5xx, or of no answer. */
+export type OutageCode = Extract<ReasonCode, 'SERVICE_UNAVAILABLE' | 'CONNECTION_FAILED'>;
 
-/** Whether an attempt's outcome says the service is down (rather than answering, even with an error). */
-export function isOutage(status: number | 'network'): boolean {
+/**
+ * Whether an attempt's outcome counts towards opening the circuit: a 5xx, a 408 or no answer. Any answer
+ * resets the count, a 429 included: a service that rate-limits is up, and its Retry-After is obeyed.
+ */
+export function isOutageStatus(status: number | 'network'): boolean {
   return status === 'network' || status >= 500 || status === 408;
 }
 
-/** Whether a failed request's error is the service being down (its retries spent on 5xx or no answer). */
+/** Whether a failed request's error is an outage by the window reasons' table (not the window's fault). */
 export function isOutageError(error: unknown): boolean {
-  return (
-    error instanceof UpstreamError &&
-    (error.code === 'UPSTREAM_SERVER_ERROR' || error.code === 'UPSTREAM_NETWORK')
-  );
+  return isOutage(reasonOfError(error));
 }
 
 export function outageCodeOf(status: number | 'network'): OutageCode {
@@ -145,13 +146,27 @@ export async function readCircuit(redis: Redis, prefix: string, source: string):
   return stateOf(source, await redis.hgetall(circuitKey(prefix, source)));
 }
 
-/** One line for people: why requests to the source are not sent, and when it is tried again. */
+/** The upstream problem in a few words: "503 Service Unavailable", "connection refused", … */
+export function outageProblem(state: Pick<CircuitState, 'lastCode' | 'lastError'>): string {
+  const text = state.lastError ?? '';
+  if (state.lastCode === 'SERVICE_UNAVAILABLE') {
+    const status = /\b(5\d\d|408)\b/.exec(text)?.[1];
+    if (status === '503') return 'it answers 503 Service Unavailable';
+    return status ? `it answers ${status}` : 'it answers with server errors';
+  }
+  if (/ECONNREFUSED/.test(text)) return 'connection refused';
+  if (/ECONNRESET|socket hang up/i.test(text)) return 'connection reset';
+  if (/timeout|ETIMEDOUT/i.test(text)) return 'no answer in time (timeout)';
+  return 'it cannot be reached';
+}
+
+/** One line for people: what is wrong upstream, since when, and when paysync tries again. */
 export function describeOpenCircuit(state: CircuitState): string {
   const since = state.since ? ` since ${state.since.toISOString()}` : '';
   const next = state.nextProbe ? `next probe at ${state.nextProbe.toISOString()}` : 'probed at the next tick';
   return (
-    `circuit open${since} after ${state.failures} failed attempts in a row ` +
-    `(last: ${state.lastError ?? 'unknown'}); ${next}, one request per stream`
+    `${outageProblem(state)}; circuit open${since} after ${state.failures} failed attempts in a row, ` +
+    `${next} (one request per stream); last error: ${state.lastError ?? 'unknown'}`
   );
 }
 
@@ -220,7 +235,7 @@ export class Circuit implements AttemptWatch {
   }
 
   async after(attempt: { endpoint: string; status: number | 'network'; error?: UpstreamError }) {
-    const outage = isOutage(attempt.status);
+    const outage = isOutageStatus(attempt.status);
     const message = attempt.error?.message ?? `${attempt.status}`;
     const changed = await this.observe(
       this.key,

@@ -2,12 +2,19 @@
  * The per-source request ceiling (`UPSTREAM_RPS`), shared by every worker process on one Redis
  * (docs/architecture.md, principle 6: scale out, and the ceiling still holds).
  *
- * GCRA with a burst of one: a request is granted only when the server clock has reached the bucket's
- * theoretical arrival time (TAT), which then moves to `now + interval` (1/rps, slightly widened: see
- * emissionIntervalMicros). Grants are therefore at least that far apart in Redis server time, so any
- * 1-second window holds at most ceil(rps) of them — strict
- * even for fractional rates (0.5 rps: one request every 2 s). A larger burst would let a window hold
- * up to twice the ceiling at its edges, which is what the upstream's own limiter would punish.
+ * GCRA that keeps its own timeline: the bucket holds the next slot (the theoretical arrival time, TAT);
+ * a request is granted only when the server clock has reached it, and the slot after it is this slot plus
+ * one interval (1/rps), not "now" plus one interval. A waiter that wakes a few milliseconds late therefore
+ * costs no throughput: the schedule does not drift by every timer's lateness and Redis round trip, which
+ * at 20 rps and above would lose several percent of the budget. The timeline may lag the clock by at
+ * most CATCH_UP_MICROS: a gate idle for longer restarts from "now minus that", so an idle gate never
+ * banks a burst.
+ *
+ * What a window of the service's clock can hold: grants land on slots at least one interval apart, and a
+ * grant happens at most CATCH_UP_MICROS after its slot, so any span of W seconds holds at most
+ * floor((W + 0.01) × rps) + 1 grants — within the ceiling's contract, `UPSTREAM_RPS` × 1.05 + 1 in any
+ * sliding second (any 5 seconds below 5 req/s), with the rest of the 5% left for the delay between the
+ * grant in Redis and the request's arrival at the service.
  *
  * Why check-and-retry rather than "reserve a slot and sleep until it": a reservation lets the request go
  * out at a time measured on the caller's clock, where network and timer jitter can squeeze two requests
@@ -17,9 +24,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
 
+/** One grant: when Redis granted it, and the slot of the timeline it used (microseconds, server time). */
+export interface Grant {
+  atMicros: number;
+  slotMicros: number;
+}
+
 export interface RateGate {
   /** Resolves when the caller may send one request; rejects when the gate's signal aborts. */
-  acquire(): Promise<void>;
+  acquire(): Promise<Grant>;
+  /**
+   * The service asked for a pause (`Retry-After`): no slot is granted to any process before `ms` from now
+   * (at most MAX_HOLD_MS), and the timeline resumes from there.
+   */
+  hold(ms: number): Promise<void>;
 }
 
 export interface RateGateOptions {
@@ -33,10 +51,19 @@ export interface RateGateOptions {
 }
 
 /**
- * KEYS[1]  the bucket, `${prefix}:rate:${source}`; holds the TAT in microseconds of server time.
- * ARGV[1]  emission interval in microseconds (about 1e6 / rps, see emissionIntervalMicros; an integer >= 1).
- * Returns  0 when the request is granted (the TAT moved forward by one interval);
- *          otherwise the milliseconds to wait before asking again (>= 1); nothing is changed.
+ * How far the timeline may lag the server clock and still be followed (a late waiter catches up on it).
+ * 10 ms: a timer on a busy machine wakes a few ms late; the allowance is what a grant may add to a
+ * sliding second beyond the rate (1% of it), leaving the rest of the contract's 5% and its one request for arrival jitter.
+ */
+export const CATCH_UP_MICROS = 10_000;
+
+/**
+ * KEYS[1]  the bucket, `${prefix}:rate:${source}`; holds the next slot (TAT) in microseconds of server time.
+ * ARGV[1]  emission interval in microseconds (ceil(1e6 / rps), an integer >= 1).
+ * ARGV[2]  catch-up allowance in microseconds (CATCH_UP_MICROS).
+ * Returns  { 0, now, slot } when the request is granted: the slot it used is max(TAT, now − catch-up) and
+ *          the next slot becomes slot + interval; otherwise { wait, now, TAT } with the milliseconds to wait
+ *          before asking again (>= 1), nothing changed.
  * One key per script call, so it runs on a Redis Cluster as is (the key's slot picks the master; with the
  * hash-tagged cluster prefix it is the slot of every other paysync key).
  * Server time (TIME) makes the clocks of the worker machines irrelevant. The key expires one second
@@ -48,64 +75,90 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat > now then
-  return math.ceil((tat - now) / 1000)
+  return { math.ceil((tat - now) / 1000), now, tat }
 end
-local ttl = math.ceil(interval / 1000) + 1000
-redis.call('SET', KEYS[1], string.format('%.0f', now + interval), 'PX', ttl)
-return 0
+local slot = math.max(tat, now - tonumber(ARGV[2]))
+local nextSlot = slot + interval
+local ttl = math.ceil((nextSlot - now) / 1000) + 1000
+redis.call('SET', KEYS[1], string.format('%.0f', nextSlot), 'PX', ttl)
+return { 0, now, slot }
 `;
 
-const SCRIPT_NAME = 'paysyncRateGate';
-type GateScript = (key: string, intervalMicros: string) => Promise<number>;
+/**
+ * KEYS[1]  the bucket (as above).
+ * ARGV[1]  the pause in microseconds.
+ * Moves the next slot to now + pause unless it is later already; returns the next slot.
+ */
+const HOLD_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local held = math.max(tat, now + tonumber(ARGV[1]))
+redis.call('SET', KEYS[1], string.format('%.0f', held), 'PX', math.ceil((held - now) / 1000) + 1000)
+return held
+`;
 
-/** Registers the script on this connection (EVALSHA with an automatic EVAL fallback). */
-function gateScript(redis: Redis): GateScript {
-  redis.defineCommand(SCRIPT_NAME, { lua: GCRA_LUA, numberOfKeys: 1 });
-  const fn = (redis as unknown as Record<string, GateScript>)[SCRIPT_NAME];
-  if (!fn) throw new Error(`ioredis did not define ${SCRIPT_NAME}`);
+/** The longest pause a `Retry-After` imposes on the gate (the client gives up on longer ones anyway). */
+export const MAX_HOLD_MS = 120_000;
+
+const SCRIPT_NAME = 'paysyncRateGateTimeline';
+const HOLD_NAME = 'paysyncRateGateHold';
+type GateScript = (key: string, intervalMicros: string, catchUpMicros: string) => Promise<number[]>;
+type HoldScript = (key: string, pauseMicros: string) => Promise<number>;
+
+/** Registers a script on this connection (EVALSHA with an automatic EVAL fallback). */
+function script<F>(redis: Redis, name: string, lua: string): F {
+  redis.defineCommand(name, { lua, numberOfKeys: 1 });
+  const fn = (redis as unknown as Record<string, F>)[name] as unknown as { bind(to: unknown): F } | undefined;
+  if (!fn) throw new Error(`ioredis did not define ${name}`);
   return fn.bind(redis);
 }
 
-/**
- * Grants are spaced so that ceil(rps) of them span a second plus this allowance: the grant happens in
- * Redis, the request arrives upstream a little later, and this much variation in that delay (a busy
- * event loop, a slow reply) still cannot put ceil(rps) + 1 requests into one second at the service.
- * It costs at most 1% of throughput.
- */
-const JITTER_ALLOWANCE_MICROS = 10_000;
-
-/** Minimum spacing between two grants, in microseconds. */
+/** Spacing between two slots of the timeline, in microseconds: 1/rps, rounded up. */
 export function emissionIntervalMicros(rps: number): number {
   if (!Number.isFinite(rps) || rps <= 0)
     throw new ConfigError(`UPSTREAM_RPS must be a positive number, got ${rps}`);
-  const average = 1_000_000 / rps;
-  const perWindow = (1_000_000 + JITTER_ALLOWANCE_MICROS) / Math.ceil(rps);
-  return Math.max(1, Math.ceil(Math.max(average, perWindow)));
+  return Math.max(1, Math.ceil(1_000_000 / rps));
+}
+
+/**
+ * The most requests the ceiling's contract allows in the window that judges it: any sliding second at
+ * 5 req/s and above, any 5 seconds below (where one request more or less is a large share of a second).
+ */
+export function ceilingContract(rps: number): { windowMs: number; most: number } {
+  const windowMs = rps >= 5 ? 1_000 : 5_000;
+  return { windowMs, most: Math.floor((rps * windowMs * 1.05) / 1000 + 1) };
 }
 
 export function createRateGate(redis: Redis, opts: RateGateOptions): RateGate {
   const interval = String(emissionIntervalMicros(opts.rps));
+  const catchUp = String(CATCH_UP_MICROS);
   const key = `${opts.prefix}:rate:${opts.source}`;
-  const run = gateScript(redis);
+  const run = script<GateScript>(redis, SCRIPT_NAME, GCRA_LUA);
+  const holdScript = script<HoldScript>(redis, HOLD_NAME, HOLD_LUA);
   const { signal } = opts;
 
-  const acquireFromRedis = async (): Promise<void> => {
+  const acquireFromRedis = async (): Promise<Grant> => {
     for (;;) {
       signal?.throwIfAborted();
-      const waitMs = Number(await run(key, interval));
-      if (waitMs <= 0) return;
+      const [waitMs, now, slot] = (await run(key, interval, catchUp)).map(Number) as [number, number, number];
+      if (waitMs <= 0) return { atMicros: now, slotMicros: slot };
       await sleep(waitMs, undefined, signal ? { signal } : {});
     }
   };
 
   // Callers in one process queue locally, so at most one of them polls Redis at a time: the same
   // ceiling, without a herd of waiters retrying the script every interval.
-  let tail: Promise<void> = Promise.resolve();
+  let tail: Promise<unknown> = Promise.resolve();
   return {
-    acquire(): Promise<void> {
+    acquire(): Promise<Grant> {
       const turn = tail.then(acquireFromRedis);
       tail = turn.catch(() => undefined);
       return turn;
+    },
+    async hold(ms: number): Promise<void> {
+      const pause = Math.min(MAX_HOLD_MS, Math.max(0, ms));
+      await holdScript(key, String(Math.round(pause * 1000)));
     },
   };
 }

@@ -10,6 +10,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import type { Stream } from '../upstream/schemas.js';
 import { windowKey } from './checkpoints.js';
 import { describeOpenCircuit, type Circuit, type CircuitState } from './circuit.js';
+import { isOutage } from './window-reasons.js';
 import type { SyncWarehouse } from './ports.js';
 import type { TickDeps } from './context.js';
 import { tickPayments, tickTransfers, type PaymentsTickReport } from './tick.js';
@@ -25,45 +26,45 @@ export type TickOutcome =
 
 /**
  * Why a tick that ran to its end did not succeed, or null when it did: every window it read complete.
- * A tick whose windows all failed unread on one error code (the service answering only 503, or not at
- * all) reports that code, so status can tell an outage; one that read something reports WINDOW_INCOMPLETE
- * (the service answers; some windows fall short). A tick held by an open circuit reports CIRCUIT_OPEN.
+ * A tick whose windows all failed for outage reasons (the service answering only 503, or not at all)
+ * reports the first one's reason code (window-reasons.ts), so status can tell an outage; one that read
+ * something, or failed otherwise, reports WINDOW_INCOMPLETE (the service answers; windows fall short).
  */
 export function tickFailure(outcome: TickOutcome): { code: string; message: string } | null {
-  if ('down' in outcome) return { code: 'CIRCUIT_OPEN', message: describeOpenCircuit(outcome.down) };
-  if ('result' in outcome) {
+  if ('down' in outcome) return null; // the circuit's own books say why (its error was recorded)
+  if (outcome.stream === 'transfers') {
     const r = outcome.result;
-    return r && r.outcome !== 'complete'
-      ? { code: 'WINDOW_INCOMPLETE', message: `transfers read incomplete: ${r.detail ?? 'no detail'}` }
-      : null;
+    if (!r || r.outcome === 'complete') return null;
+    return { code: 'WINDOW_INCOMPLETE', message: `transfers read incomplete: ${r.detail ?? 'no detail'}` };
   }
   const all = [...outcome.report.windows, ...outcome.report.revisits];
   const bad = all.filter((w) => w.outcome !== 'complete');
-  if (bad.length === 0) return null;
-  const codes = new Set(bad.map((w) => w.errorCode ?? 'WINDOW_INCOMPLETE'));
-  const unread = bad.length === all.length && codes.size === 1;
-  const code = unread ? [...codes][0]! : 'WINDOW_INCOMPLETE';
-  const first = bad[0]!;
+  const first = bad[0];
+  if (!first) return null;
+  const outage = bad.length === all.length && bad.every((w) => isOutage(w.reasonCode));
   return {
-    code,
-    message: `${bad.length} of ${all.length} windows incomplete; ${first.window}: ${first.detail}`,
+    code: outage && first.reasonCode ? first.reasonCode : 'WINDOW_INCOMPLETE',
+    message: `${bad.length} of ${all.length} windows not complete; ${first.window}: ${first.detail ?? ''}`,
   };
 }
 
 /**
  * One live tick of one stream. A tick that read every window complete records its success; one that ran
- * but left windows incomplete records an error instead (so "last success" never moves while the service
+ * but left windows not complete records an error instead (so "last success" never moves while the service
  * answers nothing but errors) and returns; one that threw records its error and rethrows it. While the
- * source's circuit is open the tick sends the stream's probe when one is due and nothing else, and returns
- * `down`; when the probe is answered, the tick runs as usual. A circuit that opens during the tick ends it
- * the same way (its error recorded).
+ * source's circuit is open the tick sends the stream's probe when one is due and nothing else, and
+ * returns `down`; when the probe is answered, the tick runs as usual. A circuit that opens during the
+ * tick ends it the same way (its error recorded).
  */
 export async function runTick(deps: TickDeps, stream: Stream): Promise<TickOutcome> {
   const source = deps.source.name;
   const down = await circuitTurn(deps.circuit, stream);
   if (down) {
-    const failure = tickFailure({ stream, down })!;
-    await deps.checkpoints.recordError(source, stream, failure).catch(() => undefined);
+    // the stream is not read: its books say why, as a failed tick's would (status shows the last error)
+    const message = `not synced, the service is down: ${describeOpenCircuit(down)}`;
+    await deps.checkpoints
+      .recordError(source, stream, { message, code: 'CIRCUIT_OPEN' })
+      .catch(() => undefined);
     return { stream, down };
   }
   try {

@@ -11,6 +11,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import type { CheckpointStore } from './checkpoints.js';
 import type { SyncOptions, WindowReport } from './context.js';
 import type { SyncWarehouse } from './ports.js';
+import type { RequestPacer } from './request-pacer.js';
 import type { TickDeps } from './context.js';
 
 export interface Runtime {
@@ -24,6 +25,8 @@ export interface Runtime {
   warehouse: SyncWarehouse;
   client(source: Source): UpstreamClient;
   syncContext(source: Source, onWindow?: (r: WindowReport) => void): TickDeps;
+  /** Each source's request pacer, by source name, once its client was made (in-flight limit, latency). */
+  pacers(): ReadonlyMap<string, RequestPacer>;
   /** The clock of sync and export decisions: the wall clock, or the simulator's in tests. */
   now(): Date;
   close(): Promise<void>;

@@ -12,7 +12,7 @@
  *
  * The decisions are pure functions of what was gathered, each called once.
  */
-import { CircuitOpenError, describeError, isRetryable, PaysyncError } from '../errors.js';
+import { CircuitOpenError, describeError, isRetryable } from '../errors.js';
 import type { TickDeps } from './context.js';
 import { gatherPaymentsStart, gatherTransfers, gatherUnsettledDays } from './tick-evidence.js';
 import { liveCheckpoint, planLiveRead, revisitsDue } from './tick-plan.js';
@@ -135,7 +135,6 @@ function failedWindow(deps: TickDeps, window: Window, kind: string, error: unkno
     reasonCode: failureOf({ error }).reason,
     ms: 0,
     detail: `failed: ${describeError(error)}`,
-    errorCode: error instanceof PaysyncError ? error.code : 'ERROR',
   };
 }
 

@@ -32,8 +32,6 @@ export interface WindowResult extends WindowReport {
   anomalies: NoteCode[];
   /** Pages of its confirmation reads that came back byte for byte as read before: not parsed or written again. */
   reusedPages: number;
-  /** The code of the error that ended the window unread (src/error-codes.ts); absent when it ended on evidence. */
-  errorCode?: string;
 }
 
 /** Ids still listed in contradicting copies (the rejects say so), or none when the warehouse cannot tell. */

@@ -14,7 +14,14 @@ import { UpstreamProtocolError, UpstreamRequestNotSentError } from '../errors.js
 import type { Logger } from '../log.js';
 import { parseExactJson } from './exact-json.js';
 import { toListPage, type ListPage } from './list-page.js';
-import { createSender, type AttemptWatch, type Parsed, type RawResponse, type Send } from './request.js';
+import {
+  createSender,
+  type AttemptWatch,
+  type BeforeRequest,
+  type Parsed,
+  type RawResponse,
+  type Send,
+} from './request.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-delay.js';
 import { InitializedPaymentSchema, type InitializedPayment, type InitializePaymentBody } from './schemas.js';
 
@@ -46,8 +53,8 @@ export interface ClientOptions {
   maxBodyBytes?: number;
   /** Retries after the first attempt (UPSTREAM_RETRIES, default 5). */
   retries?: number;
-  /** called before every HTTP attempt (the shared rate ceiling) */
-  beforeRequest?: () => Promise<void>;
+  /** called before every HTTP attempt (the shared rate ceiling and the in-flight limit; see BeforeRequest) */
+  beforeRequest?: BeforeRequest;
   /** sees every attempt, before and after (the source's circuit breaker, src/sync/circuit.ts) */
   watch?: AttemptWatch;
   /** called after every HTTP attempt */

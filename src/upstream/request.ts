@@ -39,6 +39,23 @@ export interface RequestSpec<T> {
   parse: (response: RawResponse) => Parsed<T>;
 }
 
+/** What one attempt at the service showed, for whoever paces the requests (src/sync/in-flight.ts). */
+export interface AttemptReport {
+  /** The HTTP status, or 'network' when no answer came. */
+  status: number | 'network';
+  /** Milliseconds from sending to the whole answer received (before it is parsed). */
+  ms: number;
+  /** The wait the service asked for (`Retry-After`), in ms. */
+  retryAfterMs?: number | undefined;
+}
+
+/**
+ * Called before every attempt; resolves when the attempt may go out (the shared rate ceiling, the
+ * in-flight limit). When it resolves with a function, that function is called once with the attempt's
+ * report when its answer (or failure) is in, or with null if the attempt ended without one.
+ */
+export type BeforeRequest = () => Promise<unknown>;
+
 /**
  * Watches every attempt of one source's requests: the circuit breaker (src/sync/circuit.ts) implements it.
  * `before` runs ahead of the rate ceiling and may throw to keep the attempt from being sent (a retry loop
@@ -56,7 +73,7 @@ export interface SenderOptions {
   /** Largest response body read, counted after decompression (UPSTREAM_MAX_BODY). */
   maxBodyBytes?: number | undefined;
   policy: RetryPolicy;
-  beforeRequest?: (() => Promise<void>) | undefined;
+  beforeRequest?: BeforeRequest | undefined;
   watch?: AttemptWatch | undefined;
   onResponse?:
     | ((info: { endpoint: string; status: number | 'network'; attempt: number; ms: number }) => void)
@@ -64,11 +81,20 @@ export interface SenderOptions {
   log?: Logger | undefined;
 }
 
-type Outcome<T> =
+type Outcome<T> = { answeredMs: number } & (
   | { ok: true; value: T; status: number }
-  | { ok: false; error: UpstreamError; kind: FailureKind; status: number | 'network'; neverSent: boolean };
+  | { ok: false; error: UpstreamError; kind: FailureKind; status: number | 'network'; neverSent: boolean }
+);
 
 export type Send = <T>(spec: RequestSpec<T>) => Promise<T>;
+
+function retryAfterOf<T>(outcome: Outcome<T>): number | undefined {
+  return outcome.ok ? undefined : (outcome.error as { retryAfterMs?: number }).retryAfterMs;
+}
+
+function reportOf<T>(outcome: Outcome<T>): AttemptReport {
+  return { status: outcome.status, ms: outcome.answeredMs, retryAfterMs: retryAfterOf(outcome) };
+}
 
 export function createSender(options: SenderOptions): Send {
   const log = options.log ?? silentLogger;
@@ -87,6 +113,8 @@ export function createSender(options: SenderOptions): Send {
   async function attemptOnce<T>(spec: RequestSpec<T>): Promise<Outcome<T>> {
     const key = options.source.apiKey.reveal();
     const ctx = ctxOf(spec.endpoint);
+    const sent = performance.now();
+    let answeredMs = NaN;
     try {
       const response = await readBounded(
         http.stream(spec.endpoint.replace(/^\//, ''), {
@@ -97,32 +125,47 @@ export function createSender(options: SenderOptions): Send {
         }),
         maxBodyBytes,
       );
+      answeredMs = performance.now() - sent;
       if (response.tooLarge) {
         const error = new UpstreamProtocolError(ctx, tooLargeDetail(maxBodyBytes));
-        return { ok: false, error, kind: 'protocol', status: response.statusCode, neverSent: false };
+        return {
+          ok: false,
+          error,
+          kind: 'protocol',
+          status: response.statusCode,
+          neverSent: false,
+          answeredMs,
+        };
       }
       const status = response.statusCode;
       if (status >= 200 && status < 300) {
         const parsed = spec.parse({ status, body: response.body });
-        if (parsed.ok) return { ok: true, value: parsed.value, status };
-        return { ok: false, error: parsed.error, kind: 'protocol', status, neverSent: false };
+        if (parsed.ok) return { ok: true, value: parsed.value, status, answeredMs };
+        return { ok: false, error: parsed.error, kind: 'protocol', status, neverSent: false, answeredMs };
       }
       const retryAfterMs = parseRetryAfter(response.headers['retry-after'], Date.now());
       const error = errorForStatus(ctx, status, response.body, key, retryAfterMs);
-      return { ok: false, error, kind: failureKindOf(status), status, neverSent: false };
+      return { ok: false, error, kind: failureKindOf(status), status, neverSent: false, answeredMs };
     } catch (thrown) {
       const error = errorForTransport(ctx, thrown, options.timeoutMs, key);
       const neverSent = transportCode(thrown) === 'ECONNREFUSED';
-      return { ok: false, error, kind: 'network', status: 'network', neverSent };
+      answeredMs = performance.now() - sent;
+      return { ok: false, error, kind: 'network', status: 'network', neverSent, answeredMs };
     }
   }
 
   return async function send<T>(spec: RequestSpec<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       await options.watch?.before(spec.endpoint);
-      await options.beforeRequest?.();
+      const done = await options.beforeRequest?.();
+      const report = typeof done === 'function' ? (done as (r: AttemptReport | null) => void) : undefined;
       const started = performance.now();
-      const outcome = await attemptOnce(spec);
+      let outcome: Outcome<T> | undefined;
+      try {
+        outcome = await attemptOnce(spec);
+      } finally {
+        report?.(outcome ? reportOf(outcome) : null);
+      }
       const ms = Math.round(performance.now() - started);
       options.onResponse?.({ endpoint: spec.endpoint, status: outcome.status, attempt, ms });
       await options.watch?.after({
@@ -131,7 +174,7 @@ export function createSender(options: SenderOptions): Send {
         ...(outcome.ok ? {} : { error: outcome.error }),
       });
       if (outcome.ok) return outcome.value;
-      const retryAfterMs = (outcome.error as { retryAfterMs?: number }).retryAfterMs;
+      const retryAfterMs = retryAfterOf(outcome);
       const delay = retryDelay(
         {
           attempt,

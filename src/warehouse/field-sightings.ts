@@ -117,27 +117,51 @@ const toSighting = (r: SightingRow): FieldSighting => ({
   acknowledgedBy: r.acknowledged_by,
 });
 
+export interface SightingList {
+  /** How many sightings there are (of those asked for). */
+  total: number;
+  /** The first `limit` of them, oldest first. */
+  sightings: FieldSighting[];
+}
+
 /**
- * The sightings, oldest first: those still to acknowledge, or all. A warehouse migrated before
- * sql/021 has none (rather than failing the status that asks).
+ * The sightings, oldest first: those still to acknowledge, or all; at most `limit` (a service that invents
+ * a field name per record must not make a status page of a million lines), with how many there are. A
+ * warehouse migrated before sql/021 has none (rather than failing the status that asks).
  */
 export async function listFieldSightings(
   pool: Pick<pg.Pool, 'query'>,
-  options: { unacknowledgedOnly?: boolean } = {},
-): Promise<FieldSighting[]> {
+  options: { unacknowledgedOnly?: boolean; limit?: number } = {},
+): Promise<SightingList> {
+  const present = await pool.query<{ ok: boolean }>(
+    `SELECT to_regclass('reporting.field_sightings') IS NOT NULL AS ok`,
+  );
+  if (present.rows[0]?.ok !== true) return { total: 0, sightings: [] };
+  const { rows } = await pool.query<SightingRow & { total: string }>(
+    `SELECT stream, field, change, first_seen_at, last_seen_at, first_source, records, example, detail,
+            acknowledged_at, acknowledged_by, count(*) OVER () AS total
+       FROM reporting.field_sightings
+      WHERE NOT $1::boolean OR acknowledged_at IS NULL
+      ORDER BY first_seen_at, stream, field, change
+      LIMIT $2`,
+    [options.unacknowledgedOnly === true, options.limit ?? null],
+  );
+  return { total: Number(rows[0]?.total ?? 0), sightings: rows.map(toSighting) };
+}
+
+/** How many sightings are not acknowledged yet, per stream and change (the metric's values). */
+export async function unacknowledgedCounts(
+  pool: Pick<pg.Pool, 'query'>,
+): Promise<Array<{ stream: string; change: SightingChange; count: number }>> {
   const present = await pool.query<{ ok: boolean }>(
     `SELECT to_regclass('reporting.field_sightings') IS NOT NULL AS ok`,
   );
   if (present.rows[0]?.ok !== true) return [];
-  const { rows } = await pool.query<SightingRow>(
-    `SELECT stream, field, change, first_seen_at, last_seen_at, first_source, records, example, detail,
-            acknowledged_at, acknowledged_by
-       FROM reporting.field_sightings
-      WHERE NOT $1::boolean OR acknowledged_at IS NULL
-      ORDER BY first_seen_at, stream, field, change`,
-    [options.unacknowledgedOnly === true],
+  const { rows } = await pool.query<{ stream: string; change: SightingChange; count: number }>(
+    `SELECT stream, change, count(*)::int AS count FROM reporting.field_sightings
+      WHERE acknowledged_at IS NULL GROUP BY 1, 2 ORDER BY 1, 2`,
   );
-  return rows.map(toSighting);
+  return rows;
 }
 
 /** Acknowledges every unacknowledged sighting of `field` (on `stream` only, if given): the ones it acknowledged. */

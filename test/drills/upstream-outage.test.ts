@@ -15,6 +15,7 @@ import { startWorker, type RunningWorker } from '../../jobs/start-worker.js';
 import { backfillDays, sleep } from '../helpers/backfill.js';
 import { harnessEnv, startCli, type CliChild } from '../helpers/cli-child.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
+import { harnessEnv as cliEnv, runCli } from '../helpers/cli-run.js';
 import {
   paymentDifferences,
   startHarness,
@@ -76,6 +77,9 @@ describe('the service down mid-backfill', () => {
     expect(sent()).toBe(sentAtOpen); // nothing reached the service while the circuit was open
     await child.waitForStderr('the service is down, items wait and resume when it answers');
     expect((await circuit()).lastCode).toBe('CONNECTION_FAILED');
+    const status = await runCli(['status'], cliEnv(harness));
+    expect(status.status).toBe(1);
+    expect(status.stdout).toContain('default: the service is down, connection reset; circuit open since');
 
     // a tick while it is down: one probe per stream, reset too
     for (const stream of STREAMS) await runTick(harness.runtime.syncContext(source), stream);

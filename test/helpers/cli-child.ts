@@ -10,8 +10,11 @@ export interface CliChild {
   exited: Promise<number | null>;
   stdout(): string;
   stderr(): string;
-  /** Resolves once the child has printed `text` on stderr (rejects when it exits first or after timeoutMs). */
-  waitForStderr(text: string, timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves once the child has printed `text` on stderr, after its first `after` characters (default: at
+   * any point); rejects when it exits first or after timeoutMs.
+   */
+  waitForStderr(text: string, timeoutMs?: number, after?: number): Promise<void>;
   kill(): Promise<void>;
 }
 
@@ -51,14 +54,14 @@ export function startCli(args: string[], env: Record<string, string>): CliChild 
     exited,
     stdout: () => out,
     stderr: () => err,
-    waitForStderr(text, timeoutMs = 60_000) {
+    waitForStderr(text, timeoutMs = 60_000, after = 0) {
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(
           () => finish(new Error(`no "${text}" within ${timeoutMs} ms: ${err.slice(-2_000)}`)),
           timeoutMs,
         );
         const check = () => {
-          if (err.includes(text)) finish();
+          if (err.includes(text, after)) finish();
         };
         const finish = (error?: Error) => {
           clearTimeout(timer);

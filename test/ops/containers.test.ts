@@ -2,7 +2,8 @@
  * The container setup, proved without a Docker engine (none runs here):
  * - docker-compose.yml as Docker Compose reads it (`docker-compose config`): migrations as a one-shot
  *   service, workers gated on healthy dependencies and a successful migrate, no host port on the worker
- *   (so `--scale worker=3` cannot clash), a health check on /healthz;
+ *   (so `--scale worker=3` cannot clash), a health check on /healthz; long-running services restart
+ *   unless stopped, the worker's stop grace outlasts its drain, PostgreSQL's data is on a named volume;
  * - the Dockerfile: non-root USER, HEALTHCHECK, the entrypoint;
  * - docker/entrypoint.sh run directly: arguments pass through, exit codes come back, no command = worker;
  * - the image's own steps on a copy of what the Dockerfile copies: its `npm` RUN lines (npm ci → build,
@@ -29,13 +30,18 @@ interface ComposeService {
   ports?: unknown[];
   expose?: unknown[];
   restart?: string;
+  stop_grace_period?: string;
+  volumes?: Array<string | { type?: string; source?: string; target?: string }>;
   healthcheck?: { test?: string[]; disable?: boolean };
   depends_on?: Record<string, { condition: string }>;
   environment?: Record<string, string>;
 }
 
 /** `docker-compose config` (Compose's own reading of the file), turned into JSON with its PyYAML. */
-async function composeConfig(): Promise<{ services: Record<string, ComposeService> }> {
+async function composeConfig(): Promise<{
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}> {
   requireTool('docker-compose', 'docker-compose');
   const config = await run('docker-compose', ['config'], { cwd: ROOT });
   expect({ code: config.code, stderr: config.stderr }).toEqual({ code: 0, stderr: '' });
@@ -45,8 +51,21 @@ async function composeConfig(): Promise<{ services: Record<string, ComposeServic
     { input: config.stdout, encoding: 'utf8' },
   );
   expect({ code: toJson.status, stderr: toJson.stderr }).toEqual({ code: 0, stderr: '' });
-  return JSON.parse(toJson.stdout) as { services: Record<string, ComposeService> };
+  return JSON.parse(toJson.stdout) as {
+    services: Record<string, ComposeService>;
+    volumes?: Record<string, unknown>;
+  };
 }
+
+/** A Compose duration (`45s`, `1m30s`, `1m`) in seconds. */
+function composeSeconds(text: string | undefined): number {
+  const m = /^(?:(\d+)m)?(?:(\d+)s)?$/.exec(text ?? '');
+  if (!text || !m) return 10; // Compose's default grace
+  return Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0);
+}
+
+/** The longest drain of a busy worker measured (15-19 s), rounded up to the worker's drain bound. */
+const LONGEST_DRAIN_S = 25;
 
 describe('docker-compose.yml', () => {
   it('is valid Compose, runs migrations once before workers, and lets workers scale', async () => {
@@ -80,9 +99,36 @@ describe('docker-compose.yml', () => {
   });
 });
 
+describe('docker-compose.yml keeps running and keeps its data', () => {
+  it('restarts what runs for good, lets a worker drain before the kill, keeps the warehouse on a volume', async () => {
+    const { services, volumes } = await composeConfig();
+    const restart = Object.fromEntries(Object.entries(services).map(([name, s]) => [name, s.restart]));
+    expect(restart).toEqual({
+      postgres: 'unless-stopped',
+      redis: 'unless-stopped',
+      simulator: 'unless-stopped',
+      migrate: 'no',
+      worker: 'unless-stopped',
+    });
+    // `docker stop` (every deploy) waits this long before SIGKILL: more than a drain takes
+    expect(composeSeconds(services.worker?.stop_grace_period)).toBeGreaterThan(LONGEST_DRAIN_S);
+    const data = (services.postgres?.volumes ?? []).map((v) =>
+      typeof v === 'string' ? v : `${v.source ?? ''}:${v.target ?? ''}`,
+    );
+    expect(data.map((v) => v.replace(/:rw$/, ''))).toContain('pgdata:/var/lib/postgresql/data');
+    expect(Object.keys(volumes ?? {})).toEqual(expect.arrayContaining(['pgdata', 'exports']));
+  });
+});
+
 describe('Dockerfile', () => {
-  it('runs as a non-root user, checks /healthz and starts through the entrypoint with `worker`', () => {
+  it('builds on Node 24 LTS, runs as a non-root user, checks /healthz and starts through the entrypoint with `worker`', () => {
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    // one base image, Node 24 LTS on Debian slim (the supported runtime; package.json's engines allow it)
+    expect(dockerfile.match(/^FROM .*$/gm)).toEqual(['FROM node:24-bookworm-slim']);
+    const engines = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }
+    ).engines.node;
+    expect(engines.split('||').map((range) => range.trim())).toContain('^24.0.0');
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*CMD \["node", "docker\/healthcheck\.mjs"\]$/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["docker\/entrypoint\.sh"\]$/m);

@@ -62,6 +62,7 @@ describe('paysync worker metrics', () => {
     );
     expect(sample(text, 'paysync_jobs_total', { name: 'tick', outcome: 'completed' })).toBe(2);
     expect(sample(text, 'paysync_status_scrape_error')).toBe(0);
+    expect(sample(text, 'paysync_upstream_circuit_open', { source: 'default' })).toBe(0); // 20% 5xx: up
     expect(sample(text, 'paysync_reconcile_mismatches', { day: yesterday })).toBe(1);
   });
 
@@ -126,6 +127,30 @@ describe('health checks', () => {
           '4 migration(s) not applied (019_backfill_trace.sql, 021_a.sql, 022_b.sql, …): run `paysync migrate`',
       },
     });
+  });
+});
+
+describe('the upstream circuit', () => {
+  it('is 1 per source while its service is down (circuit open), else 0', async () => {
+    const m = new PaysyncMetrics();
+    const circuit = (source: string, open: boolean) => ({
+      source,
+      open,
+      failures: open ? 12 : 0,
+      since: open ? new Date('2026-10-01T10:00:00Z') : null,
+      lastError: open ? 'the service answered 503 (source a, /api/transferts)' : null,
+      lastCode: open ? ('SERVICE_UNAVAILABLE' as const) : null,
+      lastAt: null,
+      nextProbe: null,
+      probes: 0,
+    });
+    const text = await m.render(async () => ({
+      queue: {},
+      streams: [],
+      circuits: [circuit('a', true), circuit('b', false)],
+    }));
+    expect(sample(text, 'paysync_upstream_circuit_open', { source: 'a' })).toBe(1);
+    expect(sample(text, 'paysync_upstream_circuit_open', { source: 'b' })).toBe(0);
   });
 });
 

@@ -143,12 +143,14 @@ describe('the calendar of days', () => {
       new RegExp(`provisional explained by ${q} quarantined no pack$`),
     );
 
-    // before SYNC_START and outside the backfill: nothing read it
-    await expect(cell(dayAgo(12)).getAttribute('data-state')).resolves.toBe('not-synced');
-    expect(await summaryOf(dayAgo(12))).toMatch(/not synced not reconciled no pack$/);
-    await expect(cell(dayAgo(12)).getAttribute('title')).resolves.toContain(
-      `run \`paysync backfill --from ${dayAgo(12)} --to ${dayAgo(12)}\``,
-    );
+    // before SYNC_START and outside the backfill: out of live sync's range, not missing, no backfill asked
+    await expect(cell(dayAgo(12)).getAttribute('data-state')).resolves.toBe('out-of-range');
+    expect(await summaryOf(dayAgo(12))).toMatch(/out of range not reconciled no pack$/);
+    const title = (await cell(dayAgo(12)).getAttribute('title')) ?? '';
+    expect(title).toContain("before live sync's start (SYNC_START");
+    expect(title).not.toContain('paysync backfill --from');
+    const outside = await page.locator('details.day[data-state="not-synced"]').count();
+    expect(outside).toBe(0); // every day before SYNC_START is out of range, every day after it synced
     // the running backfill's open windows are being read
     await expect(cell(dayAgo(7)).getAttribute('data-state')).resolves.toBe('syncing');
     await expect(cell(localDayOf(new Date(), ZONE)).getAttribute('data-state')).resolves.toBe('syncing');
@@ -220,11 +222,16 @@ describe('health, backfills and charts', () => {
       `time (${ZONE}), last 24 h`,
       'minutes behind',
     ]);
+    // records new to the warehouse, each once (the backfill's re-reads of a synced day add nothing)
     const records = page.locator('#chart-records svg rect.point[data-series="payments"]');
-    expect(await records.count()).toBe(1); // both ticks finished within the hour
-    const synced = (ticks[0]!.returnvalue as { records: number }).records;
+    expect(await records.count()).toBe(1); // every payment was first stored within the hour
+    const stored = (await h.runtime.pool.query('SELECT count(*)::int AS n FROM reporting.payments')).rows[0]
+      .n;
     await expect(records.first().locator('title').textContent()).resolves.toMatch(
-      new RegExp(`^payments .*: ${synced} records per hour$`),
+      new RegExp(`^payments .*: ${stored} new records per hour$`),
+    );
+    await expect(page.locator('#chart-records .legend').innerText()).resolves.toContain(
+      `payments: ${stored} distinct new records in 24 h`,
     );
     const rejects = await page.locator('#chart-rejects svg rect.point').count();
     expect(rejects).toBeGreaterThan(0); // the malformed records were first seen by the ticks

@@ -40,6 +40,7 @@ const base: DayStateInput = {
   pack: { version: 2, state: 'final', generatedAt: new Date('2026-03-11T02:05:00Z'), stateReason: '' },
   reconcile: clean,
   backfillReading: false,
+  syncStart: new Date('2026-03-01T00:00:00Z'),
 };
 
 describe('a calendar day is final only by the export rule', () => {
@@ -85,6 +86,25 @@ describe('a calendar day is final only by the export rule', () => {
     expect(dayState({ ...base, pack: null }).state).toBe('provisional'); // covered, but no pack yet
   });
 
+  it('a day before SYNC_START is out of range, not "not synced", and no backfill is asked for', () => {
+    const gap = { from: window.start, to: window.end };
+    const none: StreamCoverage[] = covered.map((c) => ({ ...c, gap }));
+    const early = { ...base, pack: null, reconcile: null, coverage: none };
+    const out = dayState({ ...early, syncStart: window.end }); // the day ends as live sync starts
+    expect(out).toMatchObject({
+      state: 'out-of-range',
+      reason: expect.stringMatching(/before live sync's start/),
+    });
+    expect(out.reason).not.toMatch(/paysync backfill --from/);
+    // the first day live sync covers is in range: missing there is "not synced", with the backfill to run
+    expect(dayState({ ...early, syncStart: window.start })).toMatchObject({
+      state: 'not-synced',
+      reason: expect.stringMatching(/run `paysync backfill --from 2026-03-10 --to 2026-03-10`/),
+    });
+    // a day before it that someone backfilled and published keeps its pack's state
+    expect(dayState({ ...base, syncStart: window.end }).state).toBe('final');
+  });
+
   it('names the reconcile result in words', () => {
     expect(reconcileLabel(null)).toBe('not reconciled');
     expect(reconcileLabel(clean)).toBe('matched');
@@ -107,6 +127,7 @@ const stream = (over: Partial<StreamStatus> = {}): StreamStatus => ({
   lastErrorCode: null,
   everSynced: true,
   blockedDays: [],
+  circuit: null,
   openRejects: 0,
   ...over,
 });
@@ -169,6 +190,20 @@ describe('health phases agree with the alerts', () => {
         reason: expect.stringMatching(/no success yet/),
       });
     }
+    // the source's circuit is open: down, whatever the last tick recorded
+    const open = stream({
+      circuit: { since: '2026-03-10T00:04:00.000Z', lastError: 'the service answered 503' },
+    });
+    expect(streamHealth(open)).toMatchObject({
+      phase: 'down',
+      reason: expect.stringMatching(
+        /circuit open since 2026-03-10T00:04:00.000Z, .*the service answered 503/,
+      ),
+    });
+    // a window reason of the outage kind (a tick whose windows all failed unread) is an outage too
+    expect(
+      streamHealth(stream(failedAfterSuccess('SERVICE_UNAVAILABLE', '5 of 5 windows not complete'))).phase,
+    ).toBe('down');
     // an outage that ended: a success after the error
     const recovered = stream({
       ...failedAfterSuccess('UPSTREAM_NETWORK', 'x'),

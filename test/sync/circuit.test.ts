@@ -14,13 +14,17 @@ import type { SimOutageSpan } from '../../src/sim/types.js';
 import {
   MAX_PROBE_GAP_TICKS,
   OPEN_AFTER_FAILURES,
-  isOutage,
+  isOutageError,
+  isOutageStatus,
   nextProbeGap,
+  outageProblem,
   readCircuit,
 } from '../../src/sync/circuit.js';
 import { runTick } from '../../src/sync/run-work.js';
-import { CircuitOpenError } from '../../src/errors.js';
+import { CircuitOpenError, UpstreamAuthError, UpstreamServerError } from '../../src/errors.js';
+import { blocksDay, isOutage, reasonOfError } from '../../src/sync/window-reasons.js';
 import { STREAMS, type Stream } from '../../src/upstream/schemas.js';
+import { harnessEnv, runCli } from '../helpers/cli-run.js';
 import { harnessFor } from '../helpers/sync-harness.js';
 
 const EVERY_MS = 5_000;
@@ -34,17 +38,47 @@ describe('the probe schedule (pure)', () => {
     expect(gaps.map((g) => g / EVERY_MS)).toEqual([1, 2, 4, 4, 4, 4]);
   });
 
+  it('names the upstream problem as people say it', () => {
+    const named = (lastCode: 'SERVICE_UNAVAILABLE' | 'CONNECTION_FAILED', lastError: string) =>
+      outageProblem({ lastCode, lastError });
+    expect(named('SERVICE_UNAVAILABLE', 'the service answered 503 (source default, /api/transferts)')).toBe(
+      'it answers 503 Service Unavailable',
+    );
+    expect(named('SERVICE_UNAVAILABLE', 'the service answered 502 (source default, /api/transferts)')).toBe(
+      'it answers 502',
+    );
+    const network = 'could not reach the service: ';
+    expect(named('CONNECTION_FAILED', `${network}ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9`)).toBe(
+      'connection refused',
+    );
+    expect(named('CONNECTION_FAILED', `${network}ECONNRESET: socket hang up`)).toBe('connection reset');
+    expect(named('CONNECTION_FAILED', `${network}no answer within 300 ms (timeout)`)).toBe(
+      'no answer in time (timeout)',
+    );
+  });
+
   it('counts 5xx, 408 and no answer as the service being down; any other answer as up', () => {
-    expect([500, 502, 503, 504, 408, 'network' as const].every(isOutage)).toBe(true);
-    expect([200, 204, 400, 401, 403, 404, 429].some(isOutage)).toBe(false);
+    expect([500, 502, 503, 504, 408, 'network' as const].every(isOutageStatus)).toBe(true);
+    expect([200, 204, 400, 401, 403, 404, 429].some(isOutageStatus)).toBe(false);
+  });
+
+  it('a request the open circuit refused ends its window with CIRCUIT_OPEN: an outage, not the day’s fault', () => {
+    const refused = new CircuitOpenError({ source: 'default', endpoint: '/api/transferts' }, 'circuit open');
+    expect(reasonOfError(refused)).toBe('CIRCUIT_OPEN');
+    expect(blocksDay(reasonOfError(refused))).toBe(false);
+    expect(isOutageError(refused)).toBe(true);
+    expect(isOutageError(new UpstreamServerError({ endpoint: '/api/transferts' }, 503))).toBe(true);
+    expect(isOutageError(new UpstreamAuthError({ endpoint: '/api/transferts' }, 'no'))).toBe(false);
   });
 });
 
 describe('a service down for a minute', () => {
   const harness = harnessFor({
     name: 'circuit',
-    // a busy noon: a payment a minute or so (this seed makes some in the outage minute)
-    sim: { days: 1, perDay: 1_440, now: new Date('2024-06-15T12:00:00.000Z') },
+    // a payment a minute or so; the seed places records at the same offsets from the simulator's start
+    // whatever the date, so some are made in the outage minute. Started at the wall clock's now, as
+    // `paysync status` (a CLI process) measures the lag against it.
+    sim: { days: 1, perDay: 1_440, now: new Date() },
     env: { SYNC_EVERY: '5s', SYNC_LOOKBACK: '1h', PAGE_SIZE: '100' },
   });
 
@@ -85,12 +119,20 @@ describe('a service down for a minute', () => {
       const outageFrom = h.sim.now().getTime();
       const down = await minute();
       const during = await readCircuit(h.runtime.redis, h.prefix, source.name);
+      const statusDown = await runCli(['status'], harnessEnv(h));
       // a worker's other requests are refused unsent while the circuit is open
       const sentBefore = log().length;
       await expect(other.client(source).listTransfers({ page: 0, size: 1 })).rejects.toBeInstanceOf(
         CircuitOpenError,
       );
       expect(log().length).toBe(sentBefore);
+      // the windows the outage ended have their rows, with outage reasons: none counts towards a blocked day
+      const { rows: failed } = await h.runtime.pool.query(
+        `SELECT DISTINCT reason_code, failures FROM reporting.sync_windows WHERE outcome <> 'complete'`,
+      );
+      expect(failed.length).toBeGreaterThan(0);
+      for (const row of failed)
+        expect({ ...row, outage: isOutage(row.reason_code) }).toMatchObject({ outage: true, failures: 0 });
       h.sim.setSwitches({ outage: 'none' });
       const outageTo = h.sim.now().getTime();
       const span = h.sim.outages().at(-1) as SimOutageSpan;
@@ -112,6 +154,10 @@ describe('a service down for a minute', () => {
       expect(during).toMatchObject({ open: true, lastCode: 'SERVICE_UNAVAILABLE' });
       expect(during.lastError).toMatch(/503/);
       expect(during.nextProbe).not.toBeNull();
+      expect(statusDown.status).toBe(1);
+      expect(statusDown.stdout).toMatch(
+        /needs attention:\n {2}default: the service is down, it answers 503 Service Unavailable; circuit open since /,
+      );
 
       // back: the next due probe closes the circuit, and within two ticks of it what was made meanwhile lands
       let ticksToClose = 0;
@@ -131,6 +177,11 @@ describe('a service down for a minute', () => {
       expect(rows.length).toBe(made.length);
       const after = [await tick(), await tick()];
       expect(after.every((t) => t.payments > 0 && t.transfers > 0)).toBe(true); // syncing again
+      const statusBack = await runCli(['status'], harnessEnv(h));
+      expect({ code: statusBack.status, out: statusBack.stdout }).toEqual({
+        code: 0,
+        out: expect.stringMatching(/\nhealthy\n$/),
+      });
     } finally {
       await other.close();
     }

@@ -1,12 +1,20 @@
 /**
  * The per-source ceiling holds across processes: two gates on two Redis connections (as two workers
- * would have) never let more than ceil(rps) requests into any 1-second window. Only lower bounds on
- * spacing are asserted — never how fast a gate is — so a slow machine cannot fail these tests.
+ * would have) grant slots on one timeline, each one interval after the last, so no window of Redis time
+ * holds more grants than the ceiling's contract. Assertions are on the grants' own Redis times and slots,
+ * never on how fast a gate is, so a slow machine cannot fail these tests.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { createRateGate, emissionIntervalMicros } from '../../src/sync/rate-gate.js';
+import {
+  CATCH_UP_MICROS,
+  ceilingContract,
+  createRateGate,
+  emissionIntervalMicros,
+  type Grant,
+  type RateGate,
+} from '../../src/sync/rate-gate.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `test-rate-${randomUUID()}`;
@@ -24,55 +32,64 @@ afterAll(async () => {
   await Promise.all([a.quit(), b.quit()]);
 });
 
-/**
- * Timestamps are taken here, when each acquire resolves, not in Redis where the grant happens: the reply
- * latency varies, more so when the machine is loaded. Windows are therefore measured 15 ms short of a
- * second — a tolerance in time, not a spare request: the gate spaces ceil(rps) grants over 1 s + 10 ms
- * at the server, and seen here a few ms of jitter could otherwise show ceil(rps) + 1 in a full second.
- */
-const OBSERVATION_JITTER_MS = 15;
-
-/** The most timestamps found in any half-open window [t, t + spanMs). */
-function busiestWindow(times: number[], spanMs = 1000 - OBSERVATION_JITTER_MS): number {
+/** The most times (any unit per ms: `perMs`) found in any half-open window [t, t + spanMs). */
+function busiestWindow(times: number[], spanMs: number, perMs = 1): number {
   const sorted = [...times].sort((x, y) => x - y);
   let most = 0;
   let j = 0;
   for (let i = 0; i < sorted.length; i++) {
-    while ((sorted[i] as number) - (sorted[j] as number) >= spanMs) j++;
+    while ((sorted[i] as number) - (sorted[j] as number) >= spanMs * perMs) j++;
     most = Math.max(most, i - j + 1);
   }
   return most;
 }
 
-/** Fires `n` acquires at once, spread round-robin over the gates; returns when each was granted. */
-async function acquireAll(gates: Array<{ acquire(): Promise<void> }>, n: number): Promise<number[]> {
-  const times: number[] = [];
-  const calls = Array.from({ length: n }, (_, i) =>
-    (gates[i % gates.length] as { acquire(): Promise<void> }).acquire().then(() => {
-      times.push(performance.now());
-    }),
+/** Fires `n` acquires at once, spread round-robin over the gates; returns the grants in grant order. */
+async function acquireAll(gates: RateGate[], n: number): Promise<Grant[]> {
+  const grants = await Promise.all(
+    Array.from({ length: n }, (_, i) => (gates[i % gates.length] as RateGate).acquire()),
   );
-  await Promise.all(calls);
-  return times;
+  return grants.sort((x, y) => x.atMicros - y.atMicros);
 }
 
 describe('rate gate', () => {
-  it('two processes sharing a source at 20 rps never exceed 20 requests in any second', async () => {
+  it('two processes sharing a source at 20 rps: each slot follows the last by one interval, never closer', async () => {
     const opts = { prefix, source: 'shared', rps: 20 };
-    const times = await acquireAll([createRateGate(a, opts), createRateGate(b, opts)], 60);
+    const grants = await acquireAll([createRateGate(a, opts), createRateGate(b, opts)], 60);
+    const interval = emissionIntervalMicros(20);
 
-    expect(times).toHaveLength(60);
-    expect(busiestWindow(times)).toBeLessThanOrEqual(20);
-    // 60 grants at least 50 ms apart span at least 59 intervals (less 50 ms of client-side jitter).
-    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(2900);
+    expect(grants).toHaveLength(60);
+    for (let i = 1; i < grants.length; i++) {
+      const previous = grants[i - 1] as Grant;
+      const grant = grants[i] as Grant;
+      // the timeline's rule: the previous slot plus one interval, unless it lags the clock by more than
+      // the catch-up allowance (a slow poll), when it restarts from the clock less that allowance
+      expect(grant.slotMicros).toBe(
+        Math.max(previous.slotMicros + interval, grant.atMicros - CATCH_UP_MICROS),
+      );
+      expect(grant.atMicros).toBeGreaterThanOrEqual(grant.slotMicros);
+      expect(grant.atMicros - grant.slotMicros).toBeLessThanOrEqual(CATCH_UP_MICROS);
+    }
+    // so no second of Redis time holds more grants than the ceiling's contract allows
+    const { windowMs, most } = ceilingContract(20);
+    expect(
+      busiestWindow(
+        grants.map((g) => g.atMicros),
+        windowMs,
+        1000,
+      ),
+    ).toBeLessThanOrEqual(most);
   });
 
-  it('holds a fractional rate: 5 requests at 2 rps take at least 2 seconds', async () => {
+  it('holds a fractional rate: 5 requests at 2 rps take at least 2 seconds of Redis time', async () => {
     const gate = createRateGate(a, { prefix, source: 'slow', rps: 2 });
-    const times = await acquireAll([gate], 5);
+    const grants = await acquireAll([gate], 5);
+    const at = grants.map((g) => g.atMicros);
 
-    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(1950);
-    expect(busiestWindow(times)).toBeLessThanOrEqual(2);
+    expect(Math.max(...at) - Math.min(...at)).toBeGreaterThanOrEqual(4 * 500_000 - CATCH_UP_MICROS);
+    const { windowMs, most } = ceilingContract(2);
+    expect(windowMs).toBe(5000);
+    expect(busiestWindow(at, windowMs, 1000)).toBeLessThanOrEqual(most);
   });
 
   it('keeps sources independent and lets their keys expire', async () => {
@@ -108,10 +125,14 @@ describe('rate gate', () => {
   it('refuses a ceiling that is not a positive number', () => {
     expect(() => emissionIntervalMicros(0)).toThrow(/UPSTREAM_RPS/);
     expect(() => emissionIntervalMicros(Number.NaN)).toThrow(/UPSTREAM_RPS/);
-    // Whole rates keep a 10 ms allowance per second; fractional ones are already spaced wider.
-    expect(emissionIntervalMicros(500)).toBe(2020);
-    expect(emissionIntervalMicros(20)).toBe(50_500);
-    expect(emissionIntervalMicros(2.5)).toBe(400_000);
+    expect(emissionIntervalMicros(500)).toBe(2000);
+    expect(emissionIntervalMicros(20)).toBe(50_000);
+    expect(emissionIntervalMicros(3)).toBe(333_334);
     expect(emissionIntervalMicros(0.5)).toBe(2_000_000);
+    // the contract: any second from 5 req/s up, any 5 seconds below, 5% and one request over the rate
+    expect(ceilingContract(20)).toEqual({ windowMs: 1000, most: 22 });
+    expect(ceilingContract(10)).toEqual({ windowMs: 1000, most: 11 });
+    expect(ceilingContract(4)).toEqual({ windowMs: 5000, most: 22 });
+    expect(ceilingContract(10_000)).toEqual({ windowMs: 1000, most: 10_501 });
   });
 });

@@ -101,3 +101,42 @@ describe('a worker killed mid-backfill', () => {
     expect(doubled.rows).toEqual([]);
   });
 });
+
+describe('a worker holds more backfill items than it runs', () => {
+  it('and on close gives the ones still waiting for their turn back to the queue, no attempt spent', async () => {
+    // A slow service at 2 req/s: the in-flight limits call for a few items at once, not all ten.
+    h = await startHarness({
+      name: 'admission',
+      sim: { days: 8, perDay: 30, switches: { latencyMs: 200 } },
+      env: { UPSTREAM_RPS: '2', PAGE_SIZE: '20' },
+    });
+    const [from, to] = backfillDays(h, 9);
+    const jobs = planBackfill(h.settings, h.settings.sources, from, to, ['payments']);
+    const first = await startWorker(h.runtime, { schedules: false, concurrency: 1 });
+    let closed = false;
+    cleanups.push(async () => {
+      if (!closed) await first.close();
+    });
+    const started: string[] = [];
+    first.worker.on('active', (job) => started.push(job.id as string));
+    await enqueueBackfill(first.queue, jobs);
+    while (started.length < jobs.length) await sleep(20); // the worker took every item off the queue
+    await first.close();
+    closed = true;
+
+    const queue = createQueue(h.runtime.redis, h.prefix);
+    cleanups.push(() => queue.close());
+    const states = await Promise.all(jobs.map(async (j) => (await queue.getJob(j.id))!));
+    const done = states.filter((job) => job.finishedOn !== undefined);
+    const handedBack = states.filter((job) => job.finishedOn === undefined);
+    expect(handedBack.length).toBeGreaterThan(0);
+    expect(done.length).toBeGreaterThan(0);
+    for (const job of handedBack) expect(job.attemptsMade).toBe(0);
+
+    const second = await startWorker(h.runtime, { schedules: false });
+    cleanups.push(() => second.close());
+    const progress = await waitForBackfill(second.queue, jobs, 90_000);
+    expect(progress.failed).toEqual([]);
+    expect(await paymentDifferences(h)).toEqual([]);
+  });
+});

@@ -1,21 +1,35 @@
 /**
  * The service grows its records: fields its interface does not list are kept in the record's row
  * (`unknown_fields`, json), exactly as they came (numbers keep their digits, nested values their shape),
- * and move with the record under the loader's forward-only rule.
+ * move with the record under the loader's forward-only rule, are sighted once per stream and field
+ * (reporting.field_sightings, the view reporting.unknown_fields_seen) and stay out of the packs. Known
+ * fields that stop arriving or change type keep their records quarantined, and are sighted too.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import { exportDay } from '../../src/reconcile/export-day.js';
+import { localDayOf } from '../../src/sync/windows.js';
+import { tempExportDir } from '../helpers/export.js';
 import { LosslessNumber } from '../../src/upstream/exact-json.js';
 import { loadPage } from '../../src/warehouse/loader.js';
 import { at, makePayment } from '../helpers/records.js';
 import { startHarness, syncAll, type Harness } from '../helpers/sync-harness.js';
 
 let h: Harness;
+let exportDir: string;
 beforeAll(async () => {
-  h = await startHarness({ name: 'unknown_fields', sim: { days: 2, perDay: 30 } });
+  exportDir = await tempExportDir();
+  h = await startHarness({
+    name: 'unknown_fields',
+    sim: { days: 2, perDay: 30 },
+    env: { EXPORT_DIR: exportDir },
+  });
 });
 afterAll(async () => {
   await h?.close();
+  await rm(exportDir, { recursive: true, force: true });
 });
 
 const PAYMENT_EXTRA = {
@@ -78,6 +92,28 @@ describe('fields the interface does not list', () => {
          FROM reporting.field_sightings ORDER BY stream, field`,
     );
     expect(again).toEqual(sightings);
+
+    // the packs' files and columns are finance's contract: the new fields are not in them
+    const day = localDayOf(new Date(h.sim.now().getTime() - 86_400_000), 'UTC');
+    const { dir } = await exportDay(h.runtime, day, { allowIncomplete: true, now: h.sim.now() });
+    const csv = await readFile(join(dir, 'payments.csv'), 'utf8');
+    expect(csv.split('\r\n')[0]).toBe(
+      'id,reference,amount,description,status,transaction_type,phone,service_mobile_code,extra_data,createdAt,updatedAt,organization_id,api_key_id',
+    );
+    expect((await readFile(join(dir, 'transfers.csv'), 'utf8')).split('\r\n')[0]).toBe(
+      'id,reference,amount,name,phone,service_mobile_code,status,createdAt,updatedAt',
+    );
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(join(dir, 'pack.xlsx'));
+    const cells: string[] = [];
+    wb.eachSheet((sheet) =>
+      sheet.eachRow((row) => row.eachCell((cell) => cells.push(JSON.stringify(cell.value)))),
+    );
+    for (const text of [csv, cells.join('\n')]) {
+      expect(text.length).toBeGreaterThan(1000);
+      expect(text).not.toContain('fee_amount');
+      expect(text).not.toContain('ussd');
+    }
     h.sim.setSwitches({ paymentExtraFields: {}, transferExtraFields: {} });
   }, 60_000);
 
@@ -89,11 +125,20 @@ describe('fields the interface does not list', () => {
       .split(/;\s*\n/)
       .map((sql) => sql.replace(/^\s*--.*$/gm, '').trim())
       .filter(Boolean);
-    expect(statements.length).toBe(2);
-    const [values, sums] = await Promise.all(statements.map((sql) => h.runtime.pool.query(sql)));
+    expect(statements.length).toBe(3);
+    const [seen, values, sums] = await Promise.all(statements.map((sql) => h.runtime.pool.query(sql)));
+    const payments = h.sim.payments(h.org).length;
+    expect(seen?.rows.map((r) => [r.stream, r.field, Number(r.records), r.example, r.read_with])).toEqual([
+      ['payments', 'channel', payments, '"ussd"', "unknown_fields->>'channel'"],
+      ['payments', 'fee_amount', payments, '125.50', "unknown_fields->>'fee_amount'"],
+      ['payments', 'fees', payments, PAYMENT_EXTRA.fees, "unknown_fields->>'fees'"],
+      ['payments', 'odd "name"', payments, '[]', `unknown_fields->>'odd "name"'`],
+      ['payments', 'settled', payments, 'true', "unknown_fields->>'settled'"],
+      ['transfers', 'fee', h.sim.transfers(h.org).length, '0.10', "unknown_fields->>'fee'"],
+    ]);
+    expect(seen?.rows.every((r) => r.first_seen_at <= r.last_seen_at)).toBe(true);
     expect(values?.rows.length).toBe(20);
     expect(values?.rows.every((r) => r.fee_amount === '125.50' && r.channel === 'ussd')).toBe(true);
-    const payments = h.sim.payments(h.org).length;
     expect(sums?.rows.reduce((n, r) => n + Number(r.payments), 0)).toBe(payments);
     expect(sums?.rows.every((r) => r.fees === (Number(r.payments) * 125.5).toFixed(2))).toBe(true);
   });

@@ -59,6 +59,7 @@ describe('the window reasons table', () => {
   it.each([
     [new UpstreamServerError(ctx, 503), 'SERVICE_UNAVAILABLE'],
     [new UpstreamNetworkError(ctx, 'socket hang up'), 'CONNECTION_FAILED'],
+    [new CircuitOpenError(ctx, 'circuit open since …'), 'CIRCUIT_OPEN'],
     [new UpstreamRateLimitedError(ctx, 1000), 'RATE_LIMITED'],
     [new UpstreamAuthError(ctx, 'Invalid API key'), 'KEY_REFUSED'],
     [new UpstreamProtocolError(ctx, 'the body is over UPSTREAM_MAX_BODY'), 'MALFORMED_RESPONSE'],

@@ -16,6 +16,8 @@ import { createTestDatabase, dropDatabase, uniqueName, urlFor, type TestDatabase
 
 /** The last numbered migration written before sql/views: the oldest schema that has all of our views. */
 const BEFORE_VIEW_FILES = 17;
+/** Views over tables a later migration made (sql/021's field_sightings): the old schema has none to compare. */
+const LATER_VIEWS = ['unknown_fields_seen'];
 
 const RECORDS = `
   INSERT INTO reporting.payments (id, reference, amount, description, status, transaction_type, phone,
@@ -158,7 +160,10 @@ describe('a database migrated before sql/views existed', () => {
     expect(await contents(client, 'reporting', columns.tables)).toEqual(before.tables);
     expect(await contents(client, 'reporting', columns.views)).toEqual(before.views);
     // every view holds rows, so "as before" compares something
-    const views = (await readViews(defaultSqlDir())).map((v) => v.view).sort();
+    const views = (await readViews(defaultSqlDir()))
+      .map((v) => v.view)
+      .filter((v) => !LATER_VIEWS.includes(v))
+      .sort();
     expect(Object.keys(before.views).sort()).toEqual(views);
     for (const view of views)
       expect([view, (before.views[view] as unknown[]).length > 0]).toEqual([view, true]);

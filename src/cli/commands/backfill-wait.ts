@@ -1,8 +1,10 @@
 /**
  * `backfill --wait`: follows a recorded backfill in PostgreSQL (the truth, whatever happens to Redis) until
  * it is done, failed or cancelled, or `--timeout` runs out. It never waits silently: the progress line
- * says what the backfill waits for (items queued and running, no worker connected, Redis unreachable and
- * since when), and each change of that is also printed on its own line.
+ * says what the backfill waits for (items queued and running, no worker connected, Redis or PostgreSQL
+ * unreachable and since when), and each change of that is also printed on its own line. An outage of
+ * either is ridden out: the workers carry the backfill on (and wait out PostgreSQL themselves), and the
+ * wait reads its progress again once PostgreSQL answers.
  */
 import type pg from 'pg';
 import type { Redis } from 'ioredis';
@@ -11,6 +13,7 @@ import { humanDuration } from '../../config/duration.js';
 import { describeError } from '../../errors.js';
 import { connectRedis } from '../../runtime.js';
 import { describeOpenCircuit, readCircuit } from '../../sync/circuit.js';
+import { reasonOfError } from '../../sync/window-reasons.js';
 import {
   failedItems,
   getBackfill,
@@ -114,6 +117,19 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What a wait says while PostgreSQL does not answer (pure). */
+export function postgresUnreachable(since: Date, now: Date, error: string): string {
+  return (
+    `PostgreSQL unreachable since ${since.toISOString()} (${humanDuration(now.getTime() - since.getTime())}: ${error}); ` +
+    'the workers carry the backfill on once it is back, and this wait reads its progress again then'
+  );
+}
+
+/** An error that says PostgreSQL is down, restarting or unreachable (window-reasons.ts decides). */
+function isPostgresOutage(error: unknown): boolean {
+  return reasonOfError(error) === 'WAREHOUSE_UNAVAILABLE';
+}
+
 /** Waits for backfill `id`; 0 when every item succeeded, 1 when one failed, it was cancelled, or time ran out. */
 export async function waitForBackfill(
   pool: pg.Pool,
@@ -125,23 +141,35 @@ export async function waitForBackfill(
   const bar = createProgressBar(`backfill #${id}`);
   const started = Date.now();
   let lastWait = '';
+  let last: BackfillSummary | null = null;
+  let pgDownSince: Date | null = null;
   try {
     for (;;) {
-      const b = await getBackfill(pool, id);
-      if (!b) throw new Error(`backfill #${id} is no longer recorded in PostgreSQL`);
-      if (b.state !== 'running') {
-        bar.finish();
-        return await finalReport(pool, b);
-      }
       const now = new Date();
-      const wait = waitingFor(b, await watcher.check(now), now);
+      let b: BackfillSummary | null = last;
+      let wait: string;
+      try {
+        b = await getBackfill(pool, id);
+        pgDownSince = null;
+        if (!b) throw new Error(`backfill #${id} is no longer recorded in PostgreSQL`);
+        if (b.state !== 'running') {
+          bar.finish();
+          return await finalReport(pool, b);
+        }
+        wait = waitingFor(b, await watcher.check(now), now);
+      } catch (error) {
+        if (!isPostgresOutage(error)) throw error;
+        pgDownSince ??= now;
+        wait = postgresUnreachable(pgDownSince, now, describeError(error));
+      }
+      last = b;
       const condition = wait.replace(/ \(.*?\)/, '').replace(/\d+/g, 'N'); // what, not how many
       if (condition !== lastWait) process.stderr.write(`backfill #${id} waits for: ${wait}\n`);
       lastWait = condition;
-      bar.update(b.done + b.failed, b.total, `records ${b.records}; ${wait};`);
+      if (b) bar.update(b.done + b.failed, b.total, `records ${b.records}; ${wait};`);
       if (timeoutMs !== null && Date.now() - started >= timeoutMs) {
         bar.finish();
-        return await timedOut(pool, b, timeoutMs);
+        return await timedOut(pool, b, id, timeoutMs);
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
@@ -157,11 +185,20 @@ async function finalReport(pool: pg.Pool, b: BackfillSummary): Promise<number> {
   return b.state === 'done' ? 0 : 1;
 }
 
-async function timedOut(pool: pg.Pool, b: BackfillSummary, timeoutMs: number): Promise<number> {
-  const left = await itemLabels(pool, b.id, ['running', 'queued']).catch((e: unknown) => [describeError(e)]);
+/** The give-up report; `b` is the last progress PostgreSQL gave (null: it never answered). */
+async function timedOut(
+  pool: pg.Pool,
+  b: BackfillSummary | null,
+  id: number,
+  timeoutMs: number,
+): Promise<number> {
+  const left = await itemLabels(pool, id, ['running', 'queued']).catch((e: unknown) => [describeError(e)]);
+  const progress = b
+    ? `has ${b.running} item(s) running and ${b.queued} queued (${b.done}/${b.total} done)`
+    : 'could not be read (PostgreSQL did not answer)';
   process.stderr.write(
-    `gave up waiting after ${humanDuration(timeoutMs)}: backfill #${b.id} has ${b.running} item(s) running and ${b.queued} queued ` +
-      `(${b.done}/${b.total} done). It carries on in the workers; follow it with \`paysync backfill --list\`.\n`,
+    `gave up waiting after ${humanDuration(timeoutMs)}: backfill #${id} ${progress}. ` +
+      'It carries on in the workers; follow it with `paysync backfill --list`.\n',
   );
   for (const label of left.slice(0, 20)) process.stderr.write(`  left: ${label}\n`);
   if (left.length > 20) process.stderr.write(`  … and ${left.length - 20} more\n`);

@@ -66,6 +66,7 @@ export async function run(argv: string[]): Promise<number> {
     },
     USAGE,
   );
+  refuseContradictions(args);
   const timeoutMs = timeoutOf(args.timeout);
   if (timeoutMs !== null && !args.wait) throw new UsageError(`--timeout goes with --wait; usage: ${USAGE}`);
   if (args.list || args.cancel !== undefined) return manage(args.list === true, args.cancel);
@@ -126,6 +127,27 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** The options that only a new backfill (--from/--to) takes. */
+const RANGE_OPTIONS = ['from', 'to', 'stream', 'source', 'wait', 'timeout', 'dry-run', 'yes'] as const;
+
+/**
+ * `--list`, `--cancel ID` and a range (--from/--to) are three different commands: asking two at once is
+ * refused (exit 2, one line), rather than doing one and ignoring the rest.
+ */
+function refuseContradictions(args: Record<string, unknown>): void {
+  const given = (name: string) => args[name] !== undefined && args[name] !== false;
+  const ranged = RANGE_OPTIONS.filter(given).map((name) => `--${name}`);
+  const modes = [
+    ...(given('list') ? ['--list'] : []),
+    ...(given('cancel') ? ['--cancel'] : []),
+    ...(ranged.length > 0 ? [ranged.join(' ')] : []),
+  ];
+  if ((given('list') || given('cancel')) && modes.length > 1)
+    throw new UsageError(
+      `${modes.join(' and ')} cannot go together: --list shows the backfills, --cancel ID stops one, --from/--to records one; usage: ${USAGE}`,
+    );
+}
+
 /** Queues the items now; when Redis is unreachable the workers queue them from PostgreSQL once it is back. */
 async function queueItems(
   settings: Settings,
@@ -145,9 +167,10 @@ async function queueItems(
       await redis.quit();
     }
   } catch (error) {
-    process.stderr.write(
-      `backfill #${id} is recorded, but its jobs could not be queued now: ${describeError(error)}. ` +
-        'The workers queue it from PostgreSQL as soon as they reach Redis.\n',
+    // Principle 4: PostgreSQL holds the backfill, and every worker re-queues open items from it when it
+    // reaches Redis (at start, on reconnect, every minute: jobs/refill.ts). Nothing is lost: exit 0.
+    process.stdout.write(
+      `backfill #${id} recorded; Redis unreachable: a worker queues it when Redis is back (${describeError(error)})\n`,
     );
   }
 }

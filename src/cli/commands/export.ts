@@ -5,7 +5,7 @@
  */
 import { loadSettings } from '../../config/settings.js';
 import { exportDay } from '../../reconcile/export-day.js';
-import { checkPostgres, createRuntime } from '../../runtime.js';
+import { createRuntime, requireMigrated } from '../../runtime.js';
 import { parseCommandArgs, requireDay } from '../args.js';
 
 const USAGE = 'paysync export --day YYYY-MM-DD [--allow-incomplete]';
@@ -20,7 +20,7 @@ export async function run(argv: string[]): Promise<number> {
   const settings = loadSettings();
   const runtime = await createRuntime(settings, { name: 'paysync-export' });
   try {
-    await checkPostgres(runtime.pool, settings.DATABASE_URL);
+    await requireMigrated(runtime.pool, settings.DATABASE_URL);
     const r = await exportDay(runtime, day, { allowIncomplete: args['allow-incomplete'] === true });
     const what = r.unchanged
       ? `unchanged, still version ${r.version}`

@@ -41,9 +41,9 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'probe',
-    usage: 'paysync probe [--source NAME] [--json]',
+    usage: 'paysync probe [--source NAME] [--json] | --ack FIELD [--stream S] [--by NAME]',
     summary:
-      "Measure how the service answers the interface's open points; store and compare with the last probe.",
+      "Measure how the service answers the interface's open points; store and compare with the last probe; list or acknowledge changes in its records' shape.",
     run: lazy(() => import('./probe.js')),
   },
   {

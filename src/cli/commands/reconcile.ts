@@ -9,7 +9,7 @@ import { loadSettings, requireSources } from '../../config/settings.js';
 import { reconcileAndHeal } from '../../reconcile/heal.js';
 import { reconcileDay, type ReconcileResult } from '../../reconcile/reconcile.js';
 import { formatTable } from '../../reconcile/reconcile-table.js';
-import { checkPostgres, createRuntime } from '../../runtime.js';
+import { createRuntime, requireMigrated } from '../../runtime.js';
 import { parseCommandArgs, requireDay } from '../args.js';
 
 const USAGE = 'paysync reconcile --day YYYY-MM-DD [--json] [--heal]';
@@ -27,7 +27,7 @@ export async function run(argv: string[]): Promise<number> {
   requireSources(settings);
   const runtime = await createRuntime(settings, { name: 'paysync-reconcile' });
   try {
-    await checkPostgres(runtime.pool, settings.DATABASE_URL);
+    await requireMigrated(runtime.pool, settings.DATABASE_URL);
     const onWait = (holder: string) =>
       process.stderr.write(`another reconcile of ${day} is running (${holder}); waiting for it to end\n`);
     const progress = (line: string) => process.stderr.write(`${line}\n`);

@@ -15,7 +15,7 @@ import { revokeSignoff, signOff, SignoffRefusedError } from '../../reconcile/sig
 import type { DaySignoff } from '../../reconcile/signoff-state.js';
 import { signoffStates } from '../../reconcile/signoff-store.js';
 import { localDayOf } from '../../sync/windows.js';
-import { checkPostgres, createRuntime, type Runtime } from '../../runtime.js';
+import { createRuntime, requireMigrated, type Runtime } from '../../runtime.js';
 import { parseCommandArgs, requireDay } from '../args.js';
 import { oneLine } from '../../terminal-text.js';
 
@@ -74,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
   const range = args.list ? listRange(args, settings.REPORT_TIMEZONE) : null;
   const runtime = await createRuntime(settings, { name: 'paysync-signoff' });
   try {
-    await checkPostgres(runtime.pool, settings.DATABASE_URL);
+    await requireMigrated(runtime.pool, settings.DATABASE_URL);
     if (range) return await list(runtime, range, args.pending === true);
     if (args.revoke) return await revoke(runtime, day as string, by as string, note as string);
     return await sign(runtime, day as string, by as string, note);

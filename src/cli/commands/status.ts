@@ -4,16 +4,16 @@
  * Exit 0 healthy; 1 needs attention (the reasons listed); 2 cannot tell (the database is missing or not
  * migrated, PostgreSQL or Redis unreachable).
  */
-import type { Pool } from 'pg';
 import { loadSettings, requireSources } from '../../config/settings.js';
-import { ServiceUnreachableError } from '../../errors.js';
 import { recentReconcileResults, type ReconcileRow } from '../../ops/reconcile-results.js';
-import { checkPostgres, createRuntime } from '../../runtime.js';
+import { createRuntime, requireMigrated } from '../../runtime.js';
 import { humanDuration } from '../../config/duration.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { gatherStatus, type StreamStatus } from '../../ops/status-data.js';
 import { PHASE_TODO, streamHealth, worstPhase } from '../../ops/status-health.js';
 import { renderFinanceAttention, restatedAfterSignoff } from '../../ops/status-signoffs.js';
+import { describeOpenCircuit, readCircuit, type CircuitState } from '../../sync/circuit.js';
+import { recordChanges, recordChangesJson, renderRecordChanges } from '../../ops/status-fields.js';
 import { transfersFreshness } from '../../sync/transfers-freshness.js';
 import { listBackfills, type BackfillSummary } from '../../warehouse/backfill-store.js';
 import { PgTransferMemory } from '../../warehouse/transfer-positions.js';
@@ -35,8 +35,7 @@ export async function run(argv: string[]): Promise<number> {
   const sources = requireSources(settings);
   const runtime = await createRuntime(settings, { name: 'paysync-status' });
   try {
-    await checkPostgres(runtime.pool, settings.DATABASE_URL);
-    await requireMigrated(runtime.pool);
+    await requireMigrated(runtime.pool, settings.DATABASE_URL);
     const queue = createQueue(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX);
     const status = await gatherStatus({
       pool: runtime.pool,
@@ -44,6 +43,7 @@ export async function run(argv: string[]): Promise<number> {
       sources,
       settings,
       queue,
+      circuits: (name) => readCircuit(runtime.redis, settings.PAYSYNC_QUEUE_PREFIX, name),
     }).finally(() => queue.close());
     const { queue: counts, streams: rows } = status;
     const reconcile = await recentReconcileResults(runtime.pool, RECONCILE_DAYS);
@@ -55,6 +55,7 @@ export async function run(argv: string[]): Promise<number> {
     const failing = byReason(await failingWindows(runtime.pool));
     const blocked = await blockedDays(runtime.pool, settings.REPORT_TIMEZONE, settings.BLOCKED_AFTER);
     const attention = [
+      ...downReasons(status.circuits ?? []),
       ...reasons(rows, reconcile),
       ...failingReasonLines(failing),
       ...blocked.map(blockedDayLine),
@@ -62,11 +63,14 @@ export async function run(argv: string[]): Promise<number> {
     ];
     // finance's, listed apart: it does not change ops' exit code (`signoff --list --pending` does, for finance)
     const finance = await restatedAfterSignoff(runtime.pool);
+    // an announcement, not a failure: it does not change the exit code either
+    const changes = await recordChanges(runtime.pool);
     if (args.json) {
       const body = {
         phase: worstPhase(rows.map((r) => streamHealth(r).phase)),
         queue: counts,
         streams: rows.map((r) => ({ ...r, health: streamHealth(r) })),
+        circuits: status.circuits,
         backfills,
         transfersStaleness: staleness,
         failingWindows: failing,
@@ -80,6 +84,7 @@ export async function run(argv: string[]): Promise<number> {
           signed: d.signed,
           summary: d.summary,
         })),
+        recordChanges: recordChangesJson(changes),
       };
       process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     } else
@@ -90,7 +95,8 @@ export async function run(argv: string[]): Promise<number> {
           renderBlockedDays(blocked, oneLine) +
           renderBackfills(backfills) +
           renderReconcile(reconcile, attention) +
-          renderFinanceAttention(finance),
+          renderFinanceAttention(finance) +
+          renderRecordChanges(changes, oneLine),
       );
     return attention.length > 0 ? 1 : 0;
   } finally {
@@ -146,32 +152,6 @@ function renderTable(rows: Row[], counts: Record<string, number>): string {
 
 const RECONCILE_DAYS = 7;
 
-/**
- * `status` on a database that does not exist, or that `migrate` never ran on, cannot tell anything: it
- * would read as 0 rejects and no results. Exit 2 with what to run.
- */
-async function requireMigrated(pool: Pool): Promise<void> {
-  const found = await pool
-    .query<{ ok: boolean }>(
-      `SELECT to_regclass('reporting.sync_windows') IS NOT NULL
-          AND to_regclass('reporting.reconcile_records') IS NOT NULL
-          AND to_regclass('reporting.signoffs') IS NOT NULL AS ok`,
-    )
-    .then((r) => r.rows[0]?.ok === true)
-    .catch((error: { code?: string }) => {
-      if (error.code === '3D000') return 'missing' as const;
-      throw error;
-    });
-  if (found === 'missing')
-    throw new ServiceUnreachableError(
-      'the database in DATABASE_URL does not exist: run `paysync migrate` first',
-    );
-  if (!found)
-    throw new ServiceUnreachableError(
-      'the database in DATABASE_URL is not migrated (or not fully): run `paysync migrate` first',
-    );
-}
-
 /** What needs attention, one line each (empty: healthy): each stream not healthy, with what to do. */
 function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
   const out: string[] = [];
@@ -187,6 +167,20 @@ function reasons(rows: Row[], reconcile: ReconcileRow[]): string[] {
       );
   }
   return out;
+}
+
+/**
+ * A source whose service is down (its circuit open): paysync waits and probes by itself; the line names
+ * the upstream problem so ops can take it to the service's owners.
+ */
+function downReasons(circuits: CircuitState[]): string[] {
+  return circuits
+    .filter((c) => c.open)
+    .map(
+      (c) =>
+        `${c.source}: the service is down, ${oneLine(describeOpenCircuit(c))}; paysync resumes by itself ` +
+        'when it answers (docs/operations.md#the-service-is-down)',
+    );
 }
 
 /** A running backfill with failed items needs a person: those windows will not be read again by themselves. */

@@ -1,7 +1,7 @@
 /** `paysync sync --once [--stream payments|transfers]`: one tick of every source in this process. */
 import { loadSettings, requireSources, type Source } from '../../config/settings.js';
 import { UsageError } from '../../errors.js';
-import { checkPostgres, createRuntime, type Runtime } from '../../runtime.js';
+import { createRuntime, requireMigrated, type Runtime } from '../../runtime.js';
 import { describeOpenCircuit } from '../../sync/circuit.js';
 import { runTick, type TickOutcome } from '../../sync/run-work.js';
 import { STREAMS, type Stream } from '../../upstream/schemas.js';
@@ -24,7 +24,7 @@ export async function run(argv: string[]): Promise<number> {
   const runtime = await createRuntime(settings, { name: 'paysync-sync' });
   let failed = 0;
   try {
-    await checkPostgres(runtime.pool, settings.DATABASE_URL);
+    await requireMigrated(runtime.pool, settings.DATABASE_URL);
     for (const source of sources) failed += await tickSource(runtime, source, streams);
   } finally {
     await runtime.close();

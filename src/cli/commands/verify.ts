@@ -5,7 +5,7 @@
  */
 import { loadSettings, requireSources } from '../../config/settings.js';
 import { verifyDay } from '../../reconcile/verify.js';
-import { checkPostgres, createRuntime } from '../../runtime.js';
+import { createRuntime, requireMigrated } from '../../runtime.js';
 import { parseCommandArgs, requireDay } from '../args.js';
 import { oneLine } from '../../terminal-text.js';
 
@@ -22,7 +22,7 @@ export async function run(argv: string[]): Promise<number> {
   requireSources(settings);
   const runtime = await createRuntime(settings, { name: 'paysync-verify' });
   try {
-    await checkPostgres(runtime.pool, settings.DATABASE_URL);
+    await requireMigrated(runtime.pool, settings.DATABASE_URL);
     const r = await verifyDay(runtime, day, { allVersions: args['all-versions'] === true });
     const which = r.version === null ? '' : ` v${r.version} (${r.state})`;
     if (r.differences.length === 0) {
