@@ -27,6 +27,8 @@ export interface ReceivedSpan {
   kind: number;
   attributes: Record<string, string | number | boolean>;
   links: Array<{ traceId: string; spanId: string; attributes: Record<string, string | number | boolean> }>;
+  /** Events (exceptions recorded on the span among them): name and attributes. */
+  events: Array<{ name: string; attributes: Record<string, string | number | boolean> }>;
 }
 
 /** OTLP's span kinds as numbers. */
@@ -53,6 +55,7 @@ interface ExportRequest {
         kind: number;
         attributes?: KeyValue[];
         links?: Array<{ traceId: string; spanId: string; attributes?: KeyValue[] }>;
+        events?: Array<{ name: string; attributes?: KeyValue[] }>;
       }>;
     }>;
   }>;
@@ -108,6 +111,7 @@ export class OtlpReceiver {
               spanId: l.spanId,
               attributes: flatten(l.attributes),
             })),
+            events: (s.events ?? []).map((e) => ({ name: e.name, attributes: flatten(e.attributes) })),
           });
     }
   }

@@ -7,13 +7,14 @@
  *   CONSUMER) linked to the backfill's span, holding the requests to the service (http) and the SQL (pg);
  * - every log line written in that work carries the trace_id and span_id of a span of its trace;
  * - nothing else is traced: every root span of the worker is a job's (no span per poll for the next
- *   job, per stalled-jobs check, per re-fill or per probe scrape);
+ *   job, per stalled-jobs check, per re-fill or per probe scrape); no span holds any piece of the key;
  * - a tracing variable paysync cannot honour stops the command with one line naming it (exit 2).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getBackfill } from '../../src/warehouse/backfill-store.js';
 import { backfillDays } from '../helpers/backfill.js';
 import { harnessEnv, startCli, type CliChild } from '../helpers/cli-child.js';
+import { keyRunsIn } from '../helpers/key-runs.js';
 import { KIND, OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { startHarness, type Harness } from '../helpers/sync-harness.js';
 
@@ -159,6 +160,11 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
       expect(known.has(`${line.trace_id}/${line.span_id}`)).toBe(true);
       expect(windowTraces.has(line.trace_id as string)).toBe(true);
     }
+    // The key is in no span: not in a name, an attribute (URLs, statements), a link or an event.
+    const text = JSON.stringify(
+      receiver.spans.map((s) => [s.name, s.attributes, s.links.map((l) => l.attributes), s.events]),
+    );
+    expect(keyRunsIn(text, h.key)).toEqual([]);
     expect(receiver.refused).toEqual([]);
   }, 240_000);
 
