@@ -10,6 +10,12 @@
  * almost every window before the table lookup, and a hit is confirmed by comparing characters. A run
  * longer than a window is the union of the windows it contains. Forms shorter than a window (possible
  * only for keys the settings refuse) are matched whole.
+ *
+ * `contains` runs on every text and JSON value of every record the service sends (the loader's check for
+ * an echoed key), so it first proves absence cheaply: any window of W characters holds a 4-character
+ * stretch starting at a multiple of STRIDE (5: 4 + 5 - 1 = W) in the text, so when no such aligned
+ * stretch is a 4-character stretch of any form (one filter lookup per 5 characters, no allocation), no
+ * window can match; only the windows around a stretch that passes the filter are looked up.
  */
 
 /** The shortest run of a secret's characters that counts as the secret. */
@@ -32,15 +38,34 @@ function windowHash(text: string, at: number): number {
 
 const bit = (h: number) => (h >>> 16) & 0xffff;
 
+/** Every W-character window holds the 4 characters at the next multiple of STRIDE: W >= 4 + STRIDE - 1. */
+const STRIDE = W - 3;
+
+/** A 16-bit hash of the 4 UTF-16 units of `text` at `at` (the aligned-gram filter's index). */
+function gramBit(text: string, at: number): number {
+  const h =
+    Math.imul(
+      Math.imul(Math.imul(text.charCodeAt(at), BASE) + text.charCodeAt(at + 1), BASE) +
+        text.charCodeAt(at + 2),
+      BASE,
+    ) + text.charCodeAt(at + 3);
+  return (Math.imul(h, 0x9e3779b1) >>> 16) & 0xffff;
+}
+
 /** A matcher for runs of `forms` (each a text a secret can appear as). */
 export function runMatcher(forms: readonly string[]): RunMatcher {
   const windows = new Map<number, string[]>();
   const filter = new Uint32Array(2048);
+  const grams = new Uint32Array(2048); // every 4-character stretch of every form
   const short: string[] = [];
   for (const form of new Set(forms)) {
     if (form.length < W) {
       if (form.length > 0) short.push(form);
       continue;
+    }
+    for (let at = 0; at + 4 <= form.length; at++) {
+      const g = gramBit(form, at);
+      grams[g >>> 5]! |= 1 << (g & 31);
     }
     for (let at = 0; at + W <= form.length; at++) {
       const h = windowHash(form, at);
@@ -71,8 +96,29 @@ export function runMatcher(forms: readonly string[]): RunMatcher {
     }
   };
 
+  /** Whether the window of `text` at `at` is a window of a form. */
+  const windowAt = (text: string, at: number): boolean =>
+    windows.get(windowHash(text, at))?.some((g) => text.startsWith(g, at)) ?? false;
+
+  /**
+   * `contains` for texts when every form is at least a window long: a window at p holds the 4 characters
+   * at q = p rounded up to a multiple of STRIDE, so only the windows around an aligned stretch that is a
+   * stretch of a form (p from q - 4 to q) are looked up.
+   */
+  const containsWindow = (text: string): boolean => {
+    const n = text.length;
+    if (n < W || windows.size === 0) return false;
+    for (let q = 0; q + 4 <= n; q += STRIDE) {
+      const g = gramBit(text, q);
+      if ((grams[g >>> 5]! & (1 << (g & 31))) === 0) continue;
+      for (let at = Math.max(0, q - 4); at <= q && at + W <= n; at++) if (windowAt(text, at)) return true;
+    }
+    return false;
+  };
+
   return {
     contains(text) {
+      if (short.length === 0) return containsWindow(text);
       let found = false;
       scan(text, () => (found = true));
       return found;

@@ -39,6 +39,11 @@ export interface SyncWarehouse {
    * when a bound's inclusivity would matter), and the ones still open (INIT, PENDING) there.
    */
   heldInRange(source: string, dateFrom: number, dateTo: number): Promise<HeldInRange>;
+  /**
+   * Ids whose open rejects say the service lists them in contradicting copies (sync/copies.ts): each read
+   * holds all their copies and judges them together. Optional: none without it.
+   */
+  contradictedIds?(source: string, stream: Stream): Promise<string[]>;
   /** The organisation a source's transfers belong to (the interface gives none). */
   organisationOf(source: string): Promise<string | null>;
   /** Marks a backfill item started; false when it must not run (finished already, or its backfill cancelled). */

@@ -4,7 +4,7 @@ import type { SyncWarehouse } from '../sync/ports.js';
 import { finishItem, startItem } from './backfill-store.js';
 import { heldInRange } from './lookback-evidence.js';
 import { loadPage, recordWindow } from './loader.js';
-import { completedWindows, freshWindows, nonFinalDays } from './sync-log.js';
+import { completedWindows, contradictedIds, freshWindows, nonFinalDays } from './sync-log.js';
 import { organisationOfSource } from './transfer-positions.js';
 
 export function pgSyncWarehouse(pool: pg.Pool): SyncWarehouse {
@@ -16,6 +16,7 @@ export function pgSyncWarehouse(pool: pg.Pool): SyncWarehouse {
       nonFinalDays(pool, source, stream, zone, olderThan, horizon),
     freshWindows: (source, stream, since, windows) => freshWindows(pool, source, stream, since, windows),
     heldInRange: (source, dateFrom, dateTo) => heldInRange(pool, source, dateFrom, dateTo),
+    contradictedIds: (source, stream) => contradictedIds(pool, source, stream),
     organisationOf: (source) => organisationOfSource(pool, source),
     startBackfillItem: (backfillId, key) => startItem(pool, backfillId, key),
     finishBackfillItem: (backfillId, key, verdict) => finishItem(pool, backfillId, key, verdict),

@@ -13,6 +13,7 @@ import {
   registerSecret,
   replaceSecrets,
   scrubSecrets,
+  secretForms,
 } from '../../src/scrub.js';
 
 const KEY = 'sk_live_9fQ2/xR+7t"Zm~Lw04kPq8Y';
@@ -87,5 +88,34 @@ describe('key runs', () => {
     expect(containsSecret('nothing secret here at all')).toBe(false);
     expect(replaceSecrets(field, '[api key removed]')).toBe('echo:[api key removed]:end');
     expect(replaceSecrets(field)).toBe(`echo:${SECRET_MARKER}:end`);
+  });
+
+  it('containsSecret (a filter on aligned 4-character stretches first) finds a run at every offset, of every form', () => {
+    const registered = 'pk_aligned_7Tq/Wz+0v"Lm~9';
+    registerSecret(registered);
+    const forms = secretForms(registered);
+    // the obvious way: some run of MIN_SECRET_RUN characters of the text is one of a form
+    const obvious = (text: string) =>
+      forms.some((form) => {
+        for (let at = 0; at + MIN_SECRET_RUN <= form.length; at++)
+          if (text.includes(form.slice(at, at + MIN_SECRET_RUN))) return true;
+        return false;
+      });
+    fc.assert(
+      fc.property(
+        fc.nat({ max: forms.length - 1 }),
+        fc.nat({ max: 40 }),
+        fc.integer({ min: 6, max: 12 }),
+        fc.string({ maxLength: 13 }),
+        fc.string({ maxLength: 40 }),
+        (f, start, length, before, after) => {
+          const form = forms[f] as string;
+          const at = start % Math.max(1, form.length - length + 1);
+          const text = `${before}${form.slice(at, at + length)}${after}`;
+          expect(containsSecret(text)).toBe(obvious(text));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
