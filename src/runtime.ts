@@ -18,7 +18,7 @@ import { pgSyncWarehouse } from './warehouse/sync-ports.js';
 import { PgTransferMemory } from './warehouse/transfer-positions.js';
 import { CheckpointStore } from './sync/checkpoints.js';
 import { createRateGate } from './sync/rate-gate.js';
-import { createRequestPacer, type RequestPacer } from './sync/request-pacer.js';
+import { createRequestPacer, pagesAhead, type RequestPacer } from './sync/request-pacer.js';
 import { Circuit } from './sync/circuit.js';
 import {
   DEFAULT_SYNC_OPTIONS,
@@ -214,6 +214,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       options: syncOptions,
       ...(onWindow ? { onWindow } : {}),
     };
+    const pacer = pacers.get(source.name);
+    if (pacer) ctx.pagesAhead = () => pagesAhead(pacer);
     return { ...ctx, settings, checkpoints, redis, now };
   };
   const close = async () => {

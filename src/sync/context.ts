@@ -89,6 +89,11 @@ export interface SyncContext {
   checkpoints?: IncompleteMarkers;
   /** What the transfers sync remembers of the list (the root wires the PostgreSQL adapter). */
   transferMemory: TransferMemory;
+  /**
+   * How many pages of a payments window may be requested at once once the service said how many there
+   * are (the source's in-flight limit: request-pacer.ts); absent: one page at a time.
+   */
+  pagesAhead?: () => number;
 }
 
 /** What a live tick, or a backfill item, is handed besides: the settings, the checkpoints, Redis, the clock. */

@@ -194,6 +194,7 @@ export async function readPaymentsWindow(
     maxPages: options.maxPagesPerRead,
     endpoint: source.scope === 'organisation' ? ENDPOINTS.paymentsByOrganisation : ENDPOINTS.paymentsByApiKey,
     source: source.name,
+    ...(ctx.pagesAhead ? { ahead: ctx.pagesAhead } : {}),
   });
   const out = emptyOutcome();
   const times = timeCheck(clockOf(ctx), options.futureToleranceMs);

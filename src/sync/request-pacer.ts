@@ -77,3 +77,14 @@ export function jobsToFill(pacers: Iterable<RequestPacer>, configured: number): 
   const wanted = permits === 0 ? 0 : Math.ceil(permits * 1.25) + 1;
   return Math.max(configured, Math.min(MAX_JOBS, wanted));
 }
+
+/** The most pages of one window asked for at once: each arrived page waits in memory for its turn. */
+export const MAX_PAGES_AHEAD = 16;
+
+/**
+ * Pages of one window to ask for at once: as many as the source's in-flight limit lets out (more would
+ * only wait at the permits), at most MAX_PAGES_AHEAD.
+ */
+export function pagesAhead(pacer: RequestPacer): number {
+  return Math.min(MAX_PAGES_AHEAD, pacer.window.control.limit);
+}

@@ -29,6 +29,11 @@ export interface PagingOptions {
   startPage?: number;
   /** Records on the pages before `startPage` (full pages of the size the service serves). */
   skipped?: number;
+  /**
+   * How many pages past the one being decided may be requested at once, once the service said how many
+   * there are (lastPageOf); 0 or absent: one page at a time. Pages are still decided in order.
+   */
+  ahead?: () => number;
 }
 
 /** A page as read; `index` is the page number requested. */
@@ -280,9 +285,28 @@ export class PageTracker {
 }
 
 /**
+ * The last page a wrapper says the list has, from `totalPages`, or from `total` and the page size it
+ * reports (or the size asked, when the page came back full at it); null for a bare array or without those.
+ * Only ever a reason to ask for pages sooner: whether paging ends is still decideNextPage's, page by page.
+ */
+export function lastPageOf(page: ListPage, requestedSize: number): number | null {
+  if (page.shape !== 'wrapper') return null;
+  if (page.totalPages !== null) return page.totalPages - 1;
+  if (page.total === null) return null;
+  const size = page.size ?? (page.items.length === requestedSize ? requestedSize : null);
+  return size !== null && size > 0 ? Math.ceil(page.total / size) - 1 : null;
+}
+
+/**
  * Reads pages 0, 1, 2… (or from `startPage` on) through `fetchPage` and yields each one (the final empty page too: it may carry the
  * wrapper's `total`). Returns the summary. Throws PaginationError when paging cannot end on evidence; the
  * caller must then not treat the list as complete.
+ *
+ * With `ahead`, once a page says how many pages the list has, the next ones up to that many are requested
+ * at once (never past the list's last page, the page ceiling, or `ahead()` beyond the page being decided);
+ * their answers may arrive in any order, and each is observed, decided and yielded in page order as
+ * before, so the evidence, the verdict and the rows are those of a read one page at a time. A page
+ * requested ahead that the decisions never reach (the list ended sooner) is dropped unread.
  */
 export async function* readPages(
   fetchPage: (page: number) => Promise<ListPage>,
@@ -291,11 +315,29 @@ export async function* readPages(
   const first = options.startPage ?? 0;
   const tracker = new PageTracker(first, options.skipped ?? 0);
   const ctx = { endpoint: options.endpoint, ...(options.source ? { source: options.source } : {}) };
+  const requested = new Map<number, Promise<ListPage>>();
+  const take = (index: number): Promise<ListPage> => {
+    const early = requested.get(index);
+    requested.delete(index);
+    return early ?? fetchPage(index);
+  };
+  let last = -1;
   for (let index = first; ; index++) {
-    const page = await fetchPage(index);
+    const page = await take(index);
     const decision = decideNextPage(tracker.observe(index, page), options);
     if (decision.next === 'fail') throw new PaginationError(ctx, decision.detail, decision.reason);
     yield { ...page, index };
     if (decision.next === 'stop') return tracker.summary(decision.endedBy);
+    // asked for only once the caller took this page (it may stop here: a window it will split instead)
+    if (options.ahead) {
+      last = Math.min(Math.max(last, lastPageOf(page, options.size) ?? -1), first + options.maxPages - 1);
+      const upTo = Math.min(last, index + options.ahead());
+      for (let next = index + 1; next <= upTo; next++) {
+        if (requested.has(next)) continue;
+        const early = fetchPage(next);
+        early.catch(() => undefined); // a failure surfaces when its page's turn comes; unread, it is dropped
+        requested.set(next, early);
+      }
+    }
   }
 }
