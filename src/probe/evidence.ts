@@ -66,3 +66,9 @@ export function sameIds(a: readonly string[], b: readonly string[]): boolean {
   const set = new Set(a);
   return b.every((id) => set.has(id));
 }
+
+/** An item's `status` when it is a string, else null. */
+export function statusOf(item: unknown): string | null {
+  const status = (item as { status?: unknown } | null)?.status;
+  return typeof status === 'string' ? status : null;
+}

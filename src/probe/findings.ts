@@ -25,6 +25,8 @@ export const FindingsSchema = z.object({
   dateToInclusive: z.boolean().nullable(),
   /** Whether the payment lists filter on dateFrom/dateTo at all (null: unknown). */
   paymentsHonourDates: z.boolean().nullable(),
+  /** Whether the payment lists filter on `status` (null: unknown; absent from findings stored before it). */
+  paymentsHonourStatus: z.boolean().nullable().default(null),
   /** Open point "ordering of listed items", by createdAt. */
   paymentOrder: OrderSchema,
   transferOrder: OrderSchema,
@@ -73,6 +75,7 @@ export function describeFindings(f: Findings): FindingLine[] {
     line('dateFromInclusive', 'dateFrom bound', flag(f.dateFromInclusive, 'inclusive', 'exclusive')),
     line('dateToInclusive', 'dateTo bound', flag(f.dateToInclusive, 'inclusive', 'exclusive')),
     line('paymentsHonourDates', 'payments filter on dates', flag(f.paymentsHonourDates, 'yes', 'no')),
+    line('paymentsHonourStatus', 'payments filter on status', flag(f.paymentsHonourStatus, 'yes', 'no')),
     line('paymentOrder', 'payment order', order(f.paymentOrder)),
     line('transferOrder', 'transfer order', order(f.transferOrder)),
     line('transfersHonourDates', 'transfers filter on dates', flag(f.transfersHonourDates, 'yes', 'no')),

@@ -19,6 +19,13 @@ export interface SyncHints {
    * PAGE_SIZE_HINT_CEILING (huge pages cost memory and time out).
    */
   pageSize?: number;
+  /**
+   * The payment lists were seen to honour `status`: a live tick's lookback reads the open records by
+   * status instead of whole days (src/sync/lookback-plan.ts). Safe because every filtered page is checked
+   * (a record of another status means a full read), and a record that left INIT or PENDING is read on its
+   * own: a wrong hint costs a full read, never a record.
+   */
+  statusFilter?: boolean;
 }
 
 export const PAGE_SIZE_HINT_CEILING = 1000;
@@ -35,6 +42,7 @@ export function cheaperSyncHints(f: Findings | null): SyncHints {
   const pageSize = pageSizeHint(f);
   return {
     transfersNewestFirst: f.transferOrder === 'desc',
+    ...(f.paymentsHonourStatus === true ? { statusFilter: true } : {}),
     ...(pageSize !== undefined ? { pageSize } : {}),
   };
 }

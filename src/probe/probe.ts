@@ -9,10 +9,20 @@
  * 2. page 0 without `size`: the default page size;
  * 3. page 1 at a small size: is `page` honoured;
  * 4. two date-bounded reads around a record created on an exact second: inclusive or exclusive bounds;
- * 5. transfers page 0 (ordering) and a date-bounded transfers read (are undocumented filters honoured).
+ * 5. transfers page 0 (ordering) and a date-bounded transfers read (are undocumented filters honoured);
+ * 6. payments filtered on one `status` (is the filter honoured: the lookback reads open records so).
  */
 import type { ListPage, ListQuery } from '../upstream/client.js';
-import { anyOutside, createdAtMs, idOf, idsOf, orderOf, sameIds, wholeSecondRecord } from './evidence.js';
+import {
+  anyOutside,
+  createdAtMs,
+  idOf,
+  idsOf,
+  orderOf,
+  sameIds,
+  statusOf,
+  wholeSecondRecord,
+} from './evidence.js';
 import type { Findings } from './findings.js';
 
 export type ProbeStream = 'payments' | 'transfers';
@@ -170,6 +180,24 @@ async function probeTransfers(c: ProbeClient, size: number) {
   };
 }
 
+/**
+ * Whether the payment lists honour `status`: page 0 filtered on the sample's least frequent status (or on
+ * PENDING when the sample holds one status only). A record of another status in the answer: not honoured.
+ * Honoured only when the sample mixed statuses and the answer held that one status alone; an empty answer,
+ * or one status everywhere, is no evidence (null).
+ */
+async function probeStatusFilter(c: ProbeClient, sample: ListPage): Promise<boolean | null> {
+  const counts = new Map<string, number>();
+  for (const status of sample.items.map(statusOf))
+    if (status) counts.set(status, (counts.get(status) ?? 0) + 1);
+  if (counts.size === 0) return null;
+  const rarest = [...counts].sort((a, b) => a[1] - b[1])[0]?.[0] as string;
+  const asked = counts.size > 1 ? rarest : rarest === 'PENDING' ? 'COMPLETE' : 'PENDING';
+  const page = await c.listPayments({ page: 0, size: Math.max(sample.items.length, 10), status: asked });
+  if (page.items.some((item) => statusOf(item) !== asked)) return false;
+  return page.items.length > 0 && counts.size > 1 ? true : null;
+}
+
 export async function probeSource(client: ProbeClient, opts: ProbeOptions = {}): Promise<Findings> {
   const sizes = opts.sizes ?? DEFAULT_PROBE_SIZES;
   const now = opts.now ?? (() => new Date());
@@ -179,12 +207,14 @@ export async function probeSource(client: ProbeClient, opts: ProbeOptions = {}):
   const honoursPage = await probePaging(r.client, sample);
   const bounds = await probeBounds(r.client, sample);
   const transfers = await probeTransfers(r.client, sizes[0] as number);
+  const paymentsHonourStatus = await probeStatusFilter(r.client, sample);
   return {
     listShape: r.shape(),
     defaultPageSize,
     maxPageSize,
     pageSizeServed,
     ...bounds,
+    paymentsHonourStatus,
     paymentOrder: orderOf(sample.items),
     ...transfers,
     honoursPage,

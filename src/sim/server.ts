@@ -167,6 +167,7 @@ function running(sim: Simulator, listener: Listener, url: string, paymentUrl: st
     payments: (org) => sim.payments(org),
     transfers: (org) => sim.transfers(org),
     addTransfer: (org, createdAt) => sim.addTransfer(org, createdAt.getTime()).id,
+    addPayment: (org, createdAt) => sim.addPayment(org, createdAt.getTime()).id,
     removeTransfer: (org, id) => {
       if (!sim.store.remove('transfers', org, id)) throw new RangeError(`no transfer ${id} in ${org}`);
     },

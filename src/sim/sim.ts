@@ -148,6 +148,15 @@ export class Simulator {
     }
   }
 
+  /** A payment that appears now with this `createdAt` (a late arrival when in the past), by the org's first key. */
+  addPayment(organizationId: string, createdAt: number): PaymentRecord {
+    const apiKeyId = this.directory.creatorIds.get(organizationId)?.[0];
+    if (apiKeyId === undefined) throw new RangeError(`no organisation ${organizationId}`);
+    const record = this.newPayment(organizationId, apiKeyId, createdAt);
+    this.store.insert('payments', organizationId, record);
+    return record;
+  }
+
   /** A new transfer with this `createdAt`, settling within the hour after now. */
   addTransfer(organizationId: string, createdAt: number): TransferRecord {
     const n = this.created++;

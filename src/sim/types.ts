@@ -290,6 +290,8 @@ export interface RunningSimulator {
   settled(): Promise<void>;
   /** A transfer that appears now with this `createdAt` (a late arrival when in the past); returns its id. */
   addTransfer(organisationId: string, createdAt: Date): string;
+  /** A payment that appears now with this `createdAt` (a late arrival when in the past); returns its id. */
+  addPayment(organisationId: string, createdAt: Date): string;
   /** Removes a transfer from the list (the service deleted it). */
   removeTransfer(organisationId: string, id: string): void;
   /** Revokes a key: from now on it gets 401. */

@@ -28,6 +28,11 @@ export interface SyncOptions {
   maxSplitDepth: number;
   /** A record time later than the sync clock plus this is impossible (FUTURE_TOLERANCE). */
   futureToleranceMs: number;
+  /**
+   * A live tick reads the days before its checkpoint only as far as the evidence requires (lookback.ts);
+   * false reads them in full every tick (the benchmark's baseline).
+   */
+  lookbackByEvidence: boolean;
 }
 
 export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
@@ -37,6 +42,7 @@ export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   maxPagesPerRead: 10_000,
   maxSplitDepth: 3,
   futureToleranceMs: 86_400_000,
+  lookbackByEvidence: true,
 };
 
 export interface WindowReport {

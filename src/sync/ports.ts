@@ -35,6 +35,11 @@ export interface SyncWarehouse {
     windows: ReadonlyArray<{ start: Date; end: Date }>,
   ): Promise<Set<string>>;
   /**
+   * The source's payments held in [dateFrom, dateTo] (Unix seconds) as the service would count them (null
+   * when a bound's inclusivity would matter), and the ones still open (INIT, PENDING) there.
+   */
+  heldInRange(source: string, dateFrom: number, dateTo: number): Promise<HeldInRange>;
+  /**
    * Ids whose open rejects say the service lists them in contradicting copies (sync/copies.ts): each read
    * holds all their copies and judges them together. Optional: none without it.
    */
@@ -45,6 +50,12 @@ export interface SyncWarehouse {
   startBackfillItem(backfillId: number, key: string): Promise<boolean>;
   /** A backfill item's verdict (and its backfill's, when it was the last one open), after its rows commit. */
   finishBackfillItem(backfillId: number, key: string, verdict: ItemVerdict): Promise<void>;
+}
+
+/** See SyncWarehouse.heldInRange. */
+export interface HeldInRange {
+  held: number | null;
+  open: Array<{ id: string; createdAt: Date; status: string }>;
 }
 
 export interface PageLoad {

@@ -39,6 +39,8 @@ export interface ReadOutcome {
   reusedPages: number;
   /** Anomalies the read saw: an impossible `total`, records quarantined for impossible times. */
   anomalies: Set<NoteCode>;
+  /** With a `status` filter: valid records listed in another status (the service ignores the filter). */
+  offStatus: number;
   /** Ids whose later copies this read held back unjudged (their first copy was written): watch them next. */
   unjudged: Set<string>;
 }
@@ -58,6 +60,7 @@ function emptyOutcome(): ReadOutcome {
     abandonedForSplit: false,
     reusedPages: 0,
     anomalies: new Set(),
+    offStatus: 0,
     unjudged: new Set(),
   };
 }
@@ -147,6 +150,8 @@ export class KnownPages {
 }
 
 export interface ReadOptions {
+  /** Only records in this status (the documented `status` filter; lookback.ts reads open records so). */
+  status?: string;
   /** Given the first page's reported total, whether to abandon the read (the window will be split). */
   tooLarge?: (reportedTotal: number | null, farOutside: number) => boolean;
   /** Keep the pages of this read (the window's first), for the reads that confirm it. */
@@ -177,7 +182,13 @@ export async function readPaymentsWindow(
       ? { known: (digest: string) => known.page(digest) }
       : { fingerprint: remember !== undefined && (page === 0 || bare) };
   const listPage = (page: number) =>
-    client.listPayments({ page, size: options.pageSize, ...query, ...recognise(page) });
+    client.listPayments({
+      page,
+      size: options.pageSize,
+      ...query,
+      ...(opts.status !== undefined ? { status: opts.status } : {}),
+      ...recognise(page),
+    });
   const pages = readPages(listPage, {
     size: options.pageSize,
     maxPages: options.maxPagesPerRead,
@@ -248,6 +259,8 @@ export async function readPaymentsWindow(
       if (page.totalAnomaly !== undefined) noteImpossibleTotal(ctx, out, page, window);
       const { valid, rejects } = validatePayments(page.items, times);
       if (rejects.some((r) => isImpossibleTimeReason(r.reason))) out.anomalies.add('IMPOSSIBLE_TIMESTAMP');
+      if (opts.status !== undefined)
+        for (const record of valid) if (record.status !== opts.status) out.offStatus += 1;
       const repeated = new Set(valid.filter((p) => out.ids.ids.has(p.id)).map((p) => p.id)); // on earlier pages
       const tallied: (string | null)[] = valid.map((p) => p.id);
       for (const reject of rejects) tallied.push(reject.id);

@@ -14,6 +14,7 @@
  */
 import { CircuitOpenError, describeError, isRetryable } from '../errors.js';
 import type { TickDeps } from './context.js';
+import { readLookback } from './lookback.js';
 import { gatherPaymentsStart, gatherTransfers, gatherUnsettledDays } from './tick-evidence.js';
 import { liveCheckpoint, planLiveRead, revisitsDue } from './tick-plan.js';
 import { planTransfersRead } from './transfers-plan.js';
@@ -34,7 +35,7 @@ export async function tickPayments(given: TickDeps): Promise<PaymentsTickReport>
   const { hints, now, checkpoint } = await gatherPaymentsStart(given);
   const live = planLiveRead({ settings, now, checkpoint, hints, pageSize: given.options.pageSize });
   const deps = withPageSize(given, live.pageSize);
-  const windows = await runWindows(deps, live.windows, 'live');
+  const windows = await readLive(deps, live.windows, checkpoint, hints.statusFilter === true);
 
   const { days, fresh } = await gatherUnsettledDays(deps, live.from, now);
   const covered = new Set(windows.map((w) => w.window));
@@ -81,6 +82,33 @@ export async function tickTransfers(deps: TickDeps): Promise<TransfersResult | n
     await deps.checkpoints.advance(source.name, 'transfers', end);
   }
   return result;
+}
+
+/**
+ * The live read: the whole days before the checkpoint (read completely by earlier ticks) only as far as
+ * the evidence requires (lookback.ts), the rest in full. Results in window order (the checkpoint moves
+ * over their contiguous complete run).
+ */
+async function readLive(
+  deps: TickDeps,
+  windows: Window[],
+  checkpoint: Date | null,
+  statusFilter: boolean,
+): Promise<WindowResult[]> {
+  const settled =
+    checkpoint && deps.options.lookbackByEvidence
+      ? windows.filter((w) => w.end.getTime() <= checkpoint.getTime())
+      : [];
+  const lookback = await readLookback(deps, settled, statusFilter);
+  const rest = await runWindows(
+    deps,
+    windows.filter((w) => !lookback.settled.has(windowLabel(w))),
+    'live',
+  );
+  const read = new Map(rest.map((r) => [r.window, r]));
+  return windows.map(
+    (w) => (lookback.settled.get(windowLabel(w)) ?? read.get(windowLabel(w))) as WindowResult,
+  );
 }
 
 function withPageSize(deps: TickDeps, pageSize: number): TickDeps {

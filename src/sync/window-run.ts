@@ -315,3 +315,32 @@ async function finish(
   ctx.onWindow?.(result);
   return result;
 }
+
+/**
+ * A settled window of a live tick's lookback that the tick did not read in full, because the evidence
+ * showed nothing in it could have changed (lookback.ts): its row in the sync log says complete, with the
+ * requests it took (`pages`, its share of the lookback's) and the records it re-read (open ones, by status).
+ */
+export async function finishConfirmed(
+  ctx: SyncContext,
+  window: Window,
+  e: { pages: number; records: number; reportedTotal: number | null; startedMs: number; at: Date },
+): Promise<WindowResult> {
+  const t = emptyTally();
+  t.pages = e.pages;
+  t.records = e.records;
+  t.maxTotal = e.reportedTotal;
+  t.reads = e.pages > 0 ? 1 : 0;
+  return finish(
+    ctx,
+    window,
+    'live',
+    t,
+    { complete: true, detail: null },
+    {
+      ms: e.startedMs,
+      at: e.at,
+      recorded: false,
+    },
+  );
+}

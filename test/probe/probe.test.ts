@@ -54,6 +54,7 @@ describe('probe against the simulator', () => {
   it('reads the plain service: wrapper, default 10, no cap, inclusive bounds, oldest first', async () => {
     const f = await probeWith(sim, {}, { sizes: [20, 40] });
     expect(f).toMatchObject({
+      paymentsHonourStatus: true,
       listShape: 'wrapper',
       defaultPageSize: 10,
       maxPageSize: null,
@@ -154,6 +155,7 @@ const base: Findings = {
   dateFromInclusive: true,
   dateToInclusive: true,
   paymentsHonourDates: true,
+  paymentsHonourStatus: true,
   paymentOrder: 'asc',
   transferOrder: 'desc',
   transfersHonourDates: false,
@@ -175,12 +177,23 @@ describe('comparing probes and hints (pure)', () => {
 
   it('hints only what cannot lose a record', () => {
     expect(cheaperSyncHints(null)).toEqual({ transfersNewestFirst: false });
-    expect(cheaperSyncHints(base)).toEqual({ transfersNewestFirst: true, pageSize: 1000 });
+    expect(cheaperSyncHints(base)).toEqual({
+      transfersNewestFirst: true,
+      pageSize: 1000,
+      statusFilter: true,
+    });
     expect(cheaperSyncHints({ ...base, maxPageSize: 50, pageSizeServed: null })).toEqual({
       transfersNewestFirst: true,
       pageSize: 50,
+      statusFilter: true,
     });
-    const unknown = { ...base, transferOrder: 'unordered', maxPageSize: null, pageSizeServed: null } as const;
+    const unknown = {
+      ...base,
+      transferOrder: 'unordered',
+      maxPageSize: null,
+      pageSizeServed: null,
+      paymentsHonourStatus: null,
+    } as const;
     expect(cheaperSyncHints(unknown)).toEqual({ transfersNewestFirst: false });
   });
 });
@@ -213,7 +226,11 @@ describe('probe stores its findings and flags changes', () => {
     const second = await probeAndRecord(h.runtime, source);
     expect(second.changes.map((c) => c.finding).sort()).toEqual(['maxPageSize', 'transferOrder']);
     expect(renderReport(second)).toMatch(/changed since last probe .*: max page size: 80 -> 50/);
-    expect(cheaperSyncHints(second.findings)).toEqual({ transfersNewestFirst: true, pageSize: 50 });
+    expect(cheaperSyncHints(second.findings)).toEqual({
+      transfersNewestFirst: true,
+      pageSize: 50,
+      statusFilter: true,
+    });
 
     const rows = await storedRows();
     expect(rows).toHaveLength(2);
