@@ -11,4 +11,10 @@ if (!existsSync(fileURLToPath(main))) {
   );
   process.exit(2);
 }
+// Tracing (OpenTelemetry) only when an OTEL_* variable is set: its preload must run before any other
+// import (under ESM, pg and http are instrumented only if they load after it); without one, no tracing
+// code is loaded at all.
+if (Object.keys(process.env).some((name) => name.startsWith('OTEL_'))) {
+  await import(new URL('../dist/src/telemetry/preload.js', import.meta.url).href);
+}
 await import(main.href);

@@ -32,15 +32,20 @@ export async function ensureItemQueued(queue: SyncQueue, item: QueueItem): Promi
   return true;
 }
 
-/** Queues planned items (of backfill `backfillId` when it is recorded in PostgreSQL). */
+/**
+ * Queues planned items (of backfill `backfillId` when it is recorded in PostgreSQL; `trace`: the
+ * traceparent recorded with it, which each item's span links to).
+ */
 export async function enqueueBackfill(
   queue: SyncQueue,
   jobs: readonly PlannedJob[],
   backfillId?: number,
+  trace?: string | null,
 ): Promise<{ added: number; alreadyQueued: number }> {
   let added = 0;
   for (const planned of jobs) {
-    const data = backfillId === undefined ? planned.data : { ...planned.data, backfillId };
+    const data =
+      backfillId === undefined ? planned.data : { ...planned.data, backfillId, ...(trace ? { trace } : {}) };
     if (await ensureItemQueued(queue, { key: planned.id, name: planned.name, data })) added += 1;
   }
   return { added, alreadyQueued: jobs.length - added };

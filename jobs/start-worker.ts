@@ -10,6 +10,7 @@ import { connectRedis, type Runtime } from '../src/runtime.js';
 import type { WindowReport } from '../src/sync/context.js';
 import { Permits } from '../src/sync/permits.js';
 import { jobsToFill, MAX_JOBS } from '../src/sync/request-pacer.js';
+import { tracing } from '../src/telemetry/tracing.js';
 import { jobRetryDelay } from '../src/upstream/retry-delay.js';
 import { createQueue, QUEUE_NAME, type SyncJobData, type SyncQueue } from './queue.js';
 import { startRefiller, type Refiller } from './refill.js';
@@ -87,7 +88,10 @@ export async function startWorker(
   const configured = options.concurrency ?? settings.WORKER_CONCURRENCY;
   const admission = backfillAdmission(runtime, configured);
   const admit = () => admission.permits.take();
+  // With tracing on, BullMQ's telemetry hook makes one span per job processed (src/telemetry/otel.ts).
+  const telemetry = tracing()?.workerTelemetry();
   const worker = new Worker<SyncJobData>(QUEUE_NAME, createSyncProcessor(runtime, options.onWindow, admit), {
+    ...(telemetry ? { telemetry } : {}),
     connection: connections[1] as Redis,
     prefix: settings.PAYSYNC_QUEUE_PREFIX,
     concurrency: Math.max(configured, MAX_JOBS),

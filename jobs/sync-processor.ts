@@ -15,7 +15,8 @@ import { backfillItemFailed, runBackfillItem, runTick, summarizeTick } from '../
 import { runDailyExport } from '../src/reconcile/daily-export.js';
 import { probeAndRecord } from '../src/probe/record.js';
 import { metrics, recordExportResult } from '../src/ops/metrics.js';
-import type { SyncJob, SyncJobData, WorkByName, WorkName } from './queue.js';
+import { tracing, type Attributes } from '../src/telemetry/tracing.js';
+import { QUEUE_NAME, type SyncJob, type SyncJobData, type WorkByName, type WorkName } from './queue.js';
 
 const NAMES: ReadonlySet<string> = new Set<WorkName>(['tick', 'window', 'scan', 'export', 'probe']);
 
@@ -128,6 +129,40 @@ async function serviceDown(runtime: Runtime, job: SyncJob, error: unknown): Prom
   return circuit ? (await circuit.read()).open : false;
 }
 
+/**
+ * The attributes of a job's span (BullMQ's `process sync`), after the messaging conventions
+ * (`messaging.*`) and paysync's own (`paysync.*`: what the job reads), and the backfill span it links to.
+ */
+export function jobSpan(job: Job<SyncJobData>): { attributes: Attributes; linkTo?: string } {
+  // every job name's data, read as the fields any of them may carry (work.ts)
+  const data = job.data as {
+    source?: string;
+    stream?: string;
+    backfillId?: number;
+    start?: number;
+    end?: number;
+    trace?: string;
+  };
+  const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+  return {
+    attributes: {
+      'messaging.system': 'bullmq',
+      'messaging.operation.type': 'process',
+      'messaging.operation.name': 'process',
+      'messaging.destination.name': QUEUE_NAME,
+      'messaging.message.id': job.id,
+      'paysync.job.name': job.name,
+      'paysync.job.attempt': job.attemptsMade + 1,
+      'paysync.source': data.source,
+      'paysync.stream': data.stream,
+      'paysync.backfill.id': data.backfillId,
+      'paysync.window.start': iso(data.start),
+      'paysync.window.end': iso(data.end),
+    },
+    ...(data.trace ? { linkTo: data.trace } : {}),
+  };
+}
+
 /** Whether this attempt is the job's last one (BullMQ counts attemptsMade after an attempt fails). */
 function lastAttempt(job: Job): boolean {
   return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
@@ -144,6 +179,11 @@ export function createSyncProcessor(
   admit?: Admit,
 ) {
   return async (raw: Job<SyncJobData>, token?: string): Promise<unknown> => {
+    const traced = tracing();
+    if (traced) {
+      const span = jobSpan(raw);
+      traced.describeJob(span.attributes, span.linkTo);
+    }
     let job: SyncJob | null = null;
     try {
       job = asSyncJob(raw);

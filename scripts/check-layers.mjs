@@ -60,6 +60,7 @@ export const LAYERS = [
       'src/host-names.ts',
       'src/http-gate.ts',
       'src/terminal-text.ts',
+      'src/telemetry/',
     ],
     may: ['ground'],
   },

@@ -6,6 +6,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { secretScrubber } from './scrub.js';
+import { tracing } from './telemetry/tracing.js';
 
 export type { Logger };
 
@@ -47,6 +48,8 @@ export function scrubbing(
 
 export function createLogger(options: LogOptions = {}): Logger {
   const destination = options.destination ?? process.stderr;
+  // With tracing on, every line written inside a span carries its trace_id and span_id.
+  const traced = tracing();
   const pretty =
     options.format === 'pretty' || (options.format === undefined && Boolean(process.stderr.isTTY));
   const stream = pretty ? prettyStream(destination) : (destination as pino.DestinationStream);
@@ -56,6 +59,7 @@ export function createLogger(options: LogOptions = {}): Logger {
       base: undefined,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: pretty ? {} : { level: (label) => ({ level: label }) },
+      ...(traced ? { mixin: () => traced.logFields() } : {}),
     },
     options.secrets?.length ? scrubbing(stream, options.secrets) : stream,
   );

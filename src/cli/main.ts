@@ -5,6 +5,15 @@
 import { ConfigError, PaysyncError, ServiceUnreachableError, UsageError, describeError } from '../errors.js';
 import { COMMANDS, helpText } from './commands/index.js';
 import { guardOutput } from './terminal.js';
+import { inSpan } from '../telemetry/tracing.js';
+
+/**
+ * The one-shot commands traced as one span each when tracing is on (their requests and SQL beneath it).
+ * Not the long-lived ones: a worker's jobs are traces of their own, `backfill` makes its own span (its
+ * `--wait` would otherwise hold a trace open for hours), and the simulator and the demo are not paysync's
+ * work.
+ */
+const TRACED = new Set(['migrate', 'sync', 'export', 'reconcile', 'probe', 'verify', 'signoff', 'status']);
 
 export async function runCli(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -26,7 +35,12 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     return 0;
   }
   try {
-    return await command.run(rest);
+    if (!TRACED.has(name)) return await command.run(rest);
+    return await inSpan(`paysync ${name}`, 'internal', { 'paysync.command': name }, async (span) => {
+      const code = await command.run(rest);
+      span.setAttributes({ 'process.exit.code': code });
+      return code;
+    });
   } catch (error) {
     return reportFailure(name, error);
   }

@@ -184,7 +184,11 @@ function dashboardOf(deps: OpsDeps, status: () => Promise<StatusData>): Express 
     queue,
     pool: runtime.pool,
     status,
-    extras: (data) => gatherStatusPage({ pool: runtime.pool, queue, settings, now: () => new Date() }, data),
+    extras: (data) =>
+      gatherStatusPage(
+        { pool: runtime.pool, queue, settings, redis: runtime.redis, now: () => new Date() },
+        data,
+      ),
     token: settings.DASHBOARD_TOKEN,
   });
 }

@@ -4,6 +4,7 @@
  * the first item started; an ETA is given only when there is a rate (nothing finished yet: "no progress yet").
  */
 import type { Pool } from 'pg';
+import type { RequestPace } from '../sync/request-pace.js';
 import {
   failedItems,
   listBackfills,
@@ -21,6 +22,8 @@ export interface BackfillView extends BackfillSummary {
   /** When its first item started (null: none has). */
   startedAt: Date | null;
   failedItems: FailedItem[];
+  /** A running backfill's sources: requests per second at the service against the ceiling, and latency. */
+  pace?: RequestPace[];
 }
 
 export interface BackfillPace {

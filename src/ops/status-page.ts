@@ -10,6 +10,7 @@
 import { humanDuration } from '../config/duration.js';
 import { escapeHtml } from './html.js';
 import type { ReconcileRow } from './reconcile-results.js';
+import { describePace } from '../sync/request-pace.js';
 import { paceOf, type BackfillView } from './status-backfills.js';
 import type { CalendarDay } from './status-calendar.js';
 import { renderCalendar } from './status-calendar-html.js';
@@ -170,10 +171,13 @@ function backfillItem(b: BackfillView, now: Date): string {
     ? `<ul class="failed-items">${b.failedItems.map((f) => `<li>${escapeHtml(f.label)}: ${escapeHtml(f.detail ?? 'failed')}</li>`).join('')}</ul>`
     : '';
   const pct = b.total ? Math.floor((finished / b.total) * 100) : 0;
+  const atService = (b.pace ?? [])
+    .map((p) => `<span class="bf-pace">${escapeHtml(`${p.source}: ${describePace(p)}`)}</span>`)
+    .join('; ');
   return `<li class="backfill backfill-${b.state}" data-backfill="${b.id}">
 <b>#${b.id}</b> ${escapeHtml(b.fromDay)} → ${escapeHtml(b.toDay)} (${escapeHtml(b.streams.join(', '))}; ${escapeHtml(b.sources.join(', '))}) <span class="bf-state">${b.state}</span><br>
 <progress max="${b.total}" value="${finished}" aria-label="backfill ${b.id}: ${finished} of ${b.total} windows finished">${pct}%</progress>
-<span class="bf-counts">${b.done} done, ${b.failed} failed, ${b.left} left of ${b.total} windows (${pct}%)</span>; ${b.records} records${rate ? `; <span class="bf-rate">${rate}</span>` : ''}${failed}</li>`;
+<span class="bf-counts">${b.done} done, ${b.failed} failed, ${b.left} left of ${b.total} windows (${pct}%)</span>; ${b.records} records${rate ? `; <span class="bf-rate">${rate}</span>` : ''}${atService ? `<br>${atService}` : ''}${failed}</li>`;
 }
 
 function backfillsSection(list: BackfillView[], now: Date): string {

@@ -110,8 +110,10 @@ async function writeSummary(
   range: [Date, Date],
   dir: string,
   quarantined: Manifest['quarantined'],
+  workbook: PackWorkbook,
 ): Promise<{ summary: WrittenFile; totals: Manifest['totals'] }> {
   const { rows } = await client.query({ text: SUMMARY_SQL, values: range, rowMode: 'array' });
+  workbook.useSummaryRows(rows as unknown[][]); // its summary sheet shows the same rows, not read again
   const cells = (rows as unknown[][]).map((r) => r.map((v) => (typeof v === 'string' ? neutralise(v) : v)));
   // the day's quarantined records (rejects.csv), one line per stream: counted, never summed (no exact amount)
   for (const stream of ['payments', 'transfers'] as const) {
@@ -183,7 +185,7 @@ export async function derivePack(
   recordFiles.catch(() => undefined); // awaited below; meanwhile this connection does the rest
   try {
     const rejects = await writeRejects(client, range, day, dir);
-    const { summary, totals } = await writeSummary(client, range, dir, rejects.counts);
+    const { summary, totals } = await writeSummary(client, range, dir, rejects.counts, workbook);
     const differences = await writeDifferences(client, day, dir);
     const reconcile = await latestReconcile(client, day);
     const { state: stateNow, emptyConfirmed } = await stateOf(runtime, client, job, reconcile);

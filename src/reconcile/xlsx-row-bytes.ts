@@ -21,11 +21,13 @@ export const ascii = (s: string) => Buffer.from(s, 'latin1');
 // Module-local on purpose: V8 folds a module's own constants into the code that writes them, not
 // imported ones, so the cell writers call the methods below rather than import these.
 const CELL_OPEN = ascii('<c r="');
-const STYLE_ATTR = ascii('" s="');
-const INLINE_OPEN = ascii('" t="inlineStr"><is><t>');
-const INLINE_OPEN_PRESERVE = ascii('" t="inlineStr"><is><t xml:space="preserve">');
+const CELL_OPEN_NEXT = ascii('<c');
+const REF_CLOSE = 0x22; // the reference's closing quote
+const STYLE_ATTR = ascii(' s="');
+const INLINE_OPEN = ascii(' t="inlineStr"><is><t>');
+const INLINE_OPEN_PRESERVE = ascii(' t="inlineStr"><is><t xml:space="preserve">');
 const INLINE_CLOSE = ascii('</t></is></c>');
-const VALUE_OPEN = ascii('"><v>');
+const VALUE_OPEN = ascii('><v>');
 const VALUE_CLOSE = ascii('</v></c>');
 const ROW_OPEN = ascii('<row r="');
 const ROW_OPEN_END = ascii('">');
@@ -43,6 +45,9 @@ export class RowBytes {
   /** The current row's number as ASCII digits (incremented in place). */
   private readonly rowDigits = Buffer.from('2000000000', 'latin1');
   private rowDigitsLength = 1;
+  /** The cell of the current row written last (-1: none yet), and the one before it. */
+  private lastCell = -1;
+  private cellBefore = -1;
 
   /** `cells`: the cells of a row (the first row written is row 2, under the header). */
   constructor(cells: number) {
@@ -102,6 +107,7 @@ export class RowBytes {
 
   /** `<row r="9">` */
   openRow(): void {
+    this.lastCell = -1;
     this.put(ROW_OPEN);
     this.putRowNumber();
     this.put(ROW_OPEN_END);
@@ -134,17 +140,35 @@ export class RowBytes {
     for (let k = 0; k < this.rowDigitsLength; k++) out[this.o++] = d[k] as number;
   }
 
-  /** `<c r="X9` (the caller goes on with the attributes). */
+  /**
+   * `<c r="X9"`, or `<c` for the cell right after the one written last in the row (the caller goes on
+   * with the attributes). A cell without `r` is the next column (ECMA-376 §18.3.1.4: `r` is optional),
+   * which spares about an eighth of a records sheet's XML; the first cell of a row and a cell after an
+   * empty one (a NULL field makes no cell) carry their reference.
+   */
   ref(cell: number): void {
-    this.put(this.cellRefs[cell] as Buffer);
-    this.putRowNumber();
+    this.cellBefore = this.lastCell;
+    if (cell === this.lastCell + 1 && cell > 0) this.put(CELL_OPEN_NEXT);
+    else {
+      this.put(this.cellRefs[cell] as Buffer);
+      this.putRowNumber();
+      this.out[this.o++] = REF_CLOSE;
+    }
+    this.lastCell = cell;
   }
 
-  /** `<c r="X9" s="N` (the caller closes the attribute). */
+  /** Takes the cell begun at `start` back, to write it again (it is the current row's last). */
+  rewindCell(start: number): void {
+    this.o = start;
+    this.lastCell = this.cellBefore;
+  }
+
+  /** `<c r="X9" s="N"` (ref's rule for `r`). */
   open(cell: number, style: number): void {
     this.ref(cell);
     this.put(STYLE_ATTR);
     this.put(STYLE_DIGITS[style] as Buffer);
+    this.out[this.o++] = REF_CLOSE;
   }
 
   /** After `ref` or `open`: an inline string follows (`preserve`: it starts or ends with whitespace). */

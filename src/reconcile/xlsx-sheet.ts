@@ -60,15 +60,28 @@ export function xmlText(text: string): string {
 const EDGE_WHITESPACE = /^[ \t\n\r]|[ \t\n\r]$/;
 
 /** One cell's XML at `ref` (nothing for an empty cell). */
-export function cellXml(ref: string, cell: Cell): string {
+export function cellXml(ref: string | null, cell: Cell): string {
   const { value } = cell;
   if (value === null || value === '') return '';
   const s = styleOf(cell);
-  if (typeof value === 'number') return `<c r="${ref}" s="${s}"><v>${cell.decimal ?? String(value)}</v></c>`;
-  if (value instanceof Date) return `<c r="${ref}" s="${s}"><v>${dateSerialText(value.getTime())}</v></c>`;
+  const c = ref === null ? '<c' : `<c r="${ref}"`; // no reference: the column after the previous cell
+  if (typeof value === 'number') return `${c} s="${s}"><v>${cell.decimal ?? String(value)}</v></c>`;
+  if (value instanceof Date) return `${c} s="${s}"><v>${dateSerialText(value.getTime())}</v></c>`;
   const space = EDGE_WHITESPACE.test(value) ? ' xml:space="preserve"' : '';
   const style = s === STYLE.text ? '' : ` s="${s}"`; // plain text needs no style: style 0 shows it as it is
-  return `<c r="${ref}"${style} t="inlineStr"><is><t${space}>${xmlText(value)}</t></is></c>`;
+  return `${c}${style} t="inlineStr"><is><t${space}>${xmlText(value)}</t></is></c>`;
+}
+
+/**
+ * A records sheet's row as xlsx-row-bytes.ts writes it: a cell right after a written one carries no
+ * reference (it is the next column); the first cell and a cell after an empty one do.
+ */
+export function recordRowXml(r: number, cells: readonly Cell[]): string {
+  const present = (c: Cell | undefined) => c !== undefined && c.value !== null && c.value !== '';
+  const xml = cells.map((c, j) =>
+    cellXml(j > 0 && present(cells[j - 1]) ? null : `${columnLetters(j)}${r}`, c),
+  );
+  return `<row r="${r}">${xml.join('')}</row>`;
 }
 
 /** A row of typed cells, numbered `r` (1-based). */

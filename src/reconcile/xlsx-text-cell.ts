@@ -70,7 +70,7 @@ export function writeTextCell(
   w.openText(preserve);
   const reason = textContent(w, input, s, e, quoted, json);
   if (reason) {
-    w.o = start; // rare: the row is still in the buffer (the row's writer made room for all of it)
+    w.rewindCell(start); // rare: the row is still in the buffer (the row's writer made room for all of it)
     w.open(cell, STYLE.textFlagged);
     // a cut text ends with `…`: only its start can be whitespace
     w.openText(reason === 'text-cut' ? isSpace(input[s]) : preserve);

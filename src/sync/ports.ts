@@ -34,6 +34,11 @@ export interface SyncWarehouse {
     since: Date,
     windows: ReadonlyArray<{ start: Date; end: Date }>,
   ): Promise<Set<string>>;
+  /**
+   * Ids whose open rejects say the service lists them in contradicting copies (sync/copies.ts): each read
+   * holds all their copies and judges them together. Optional: none without it.
+   */
+  contradictedIds?(source: string, stream: Stream): Promise<string[]>;
   /** The organisation a source's transfers belong to (the interface gives none). */
   organisationOf(source: string): Promise<string | null>;
   /** Marks a backfill item started; false when it must not run (finished already, or its backfill cancelled). */

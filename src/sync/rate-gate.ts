@@ -23,6 +23,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
+import { paceKeyOf } from './request-pace.js';
 
 /** One grant: when Redis granted it, and the slot of the timeline it used (microseconds, server time). */
 export interface Grant {
@@ -31,8 +32,11 @@ export interface Grant {
 }
 
 export interface RateGate {
-  /** Resolves when the caller may send one request; rejects when the gate's signal aborts. */
-  acquire(): Promise<Grant>;
+  /**
+   * Resolves when the caller may send one request; rejects when the gate's signal aborts. `latencyMs`:
+   * the caller's smoothed answer time, kept with the source's pace for progress and the status page.
+   */
+  acquire(latencyMs?: number): Promise<Grant>;
   /**
    * The service asked for a pause (`Retry-After`): no slot is granted to any process before `ms` from now
    * (at most MAX_HOLD_MS), and the timeline resumes from there.
@@ -59,15 +63,19 @@ export const CATCH_UP_MICROS = 10_000;
 
 /**
  * KEYS[1]  the bucket, `${prefix}:rate:${source}`; holds the next slot (TAT) in microseconds of server time.
+ * KEYS[2]  the source's pace, `${prefix}:rate:${source}:pace` (request-pace.ts reads it): a hash of the
+ *          grants per second of server time (`s:<unix second>`, the last 30 seconds kept) and the latency
+ *          the workers measured (`latency` in ms, smoothed over their reports; `latencyAt`, its second).
  * ARGV[1]  emission interval in microseconds (ceil(1e6 / rps), an integer >= 1).
  * ARGV[2]  catch-up allowance in microseconds (CATCH_UP_MICROS).
+ * ARGV[3]  the caller's smoothed answer time in ms, or '' when it has none yet.
  * Returns  { 0, now, slot } when the request is granted: the slot it used is max(TAT, now − catch-up) and
  *          the next slot becomes slot + interval; otherwise { wait, now, TAT } with the milliseconds to wait
- *          before asking again (>= 1), nothing changed.
- * One key per script call, so it runs on a Redis Cluster as is (the key's slot picks the master; with the
- * hash-tagged cluster prefix it is the slot of every other paysync key).
- * Server time (TIME) makes the clocks of the worker machines irrelevant. The key expires one second
- * after its TAT, when it no longer restricts anything, so idle sources leave nothing behind.
+ *          before asking again (>= 1), the bucket unchanged.
+ * Both keys start with the prefix, so on a Redis Cluster (hash-tagged prefix) they share every other
+ * paysync key's slot. Server time (TIME) makes the clocks of the worker machines irrelevant. The bucket
+ * expires one second after its TAT and the pace a minute after the last grant, so idle sources leave
+ * nothing behind.
  */
 const GCRA_LUA = `
 local t = redis.call('TIME')
@@ -81,6 +89,14 @@ local slot = math.max(tat, now - tonumber(ARGV[2]))
 local nextSlot = slot + interval
 local ttl = math.ceil((nextSlot - now) / 1000) + 1000
 redis.call('SET', KEYS[1], string.format('%.0f', nextSlot), 'PX', ttl)
+local second = tonumber(t[1])
+redis.call('HINCRBY', KEYS[2], 's:' .. second, 1)
+redis.call('HDEL', KEYS[2], 's:' .. (second - 30))
+if ARGV[3] ~= '' then
+  local seen = tonumber(redis.call('HGET', KEYS[2], 'latency') or ARGV[3])
+  redis.call('HSET', KEYS[2], 'latency', string.format('%.1f', 0.8 * seen + 0.2 * tonumber(ARGV[3])), 'latencyAt', second)
+end
+redis.call('PEXPIRE', KEYS[2], 60000)
 return { 0, now, slot }
 `;
 
@@ -103,12 +119,18 @@ export const MAX_HOLD_MS = 120_000;
 
 const SCRIPT_NAME = 'paysyncRateGateTimeline';
 const HOLD_NAME = 'paysyncRateGateHold';
-type GateScript = (key: string, intervalMicros: string, catchUpMicros: string) => Promise<number[]>;
+type GateScript = (
+  key: string,
+  paceKey: string,
+  intervalMicros: string,
+  catchUpMicros: string,
+  latencyMs: string,
+) => Promise<number[]>;
 type HoldScript = (key: string, pauseMicros: string) => Promise<number>;
 
 /** Registers a script on this connection (EVALSHA with an automatic EVAL fallback). */
-function script<F>(redis: Redis, name: string, lua: string): F {
-  redis.defineCommand(name, { lua, numberOfKeys: 1 });
+function script<F>(redis: Redis, name: string, lua: string, numberOfKeys = 1): F {
+  redis.defineCommand(name, { lua, numberOfKeys });
   const fn = (redis as unknown as Record<string, F>)[name] as unknown as { bind(to: unknown): F } | undefined;
   if (!fn) throw new Error(`ioredis did not define ${name}`);
   return fn.bind(redis);
@@ -134,14 +156,17 @@ export function createRateGate(redis: Redis, opts: RateGateOptions): RateGate {
   const interval = String(emissionIntervalMicros(opts.rps));
   const catchUp = String(CATCH_UP_MICROS);
   const key = `${opts.prefix}:rate:${opts.source}`;
-  const run = script<GateScript>(redis, SCRIPT_NAME, GCRA_LUA);
+  const paceKey = paceKeyOf(opts.prefix, opts.source);
+  const run = script<GateScript>(redis, SCRIPT_NAME, GCRA_LUA, 2);
   const holdScript = script<HoldScript>(redis, HOLD_NAME, HOLD_LUA);
   const { signal } = opts;
 
-  const acquireFromRedis = async (): Promise<Grant> => {
+  const acquireFromRedis = async (latencyMs: number | undefined): Promise<Grant> => {
+    const latency = latencyMs !== undefined && Number.isFinite(latencyMs) ? latencyMs.toFixed(1) : '';
     for (;;) {
       signal?.throwIfAborted();
-      const [waitMs, now, slot] = (await run(key, interval, catchUp)).map(Number) as [number, number, number];
+      const answer = await run(key, paceKey, interval, catchUp, latency);
+      const [waitMs, now, slot] = answer.map(Number) as [number, number, number];
       if (waitMs <= 0) return { atMicros: now, slotMicros: slot };
       await sleep(waitMs, undefined, signal ? { signal } : {});
     }
@@ -151,8 +176,8 @@ export function createRateGate(redis: Redis, opts: RateGateOptions): RateGate {
   // ceiling, without a herd of waiters retrying the script every interval.
   let tail: Promise<unknown> = Promise.resolve();
   return {
-    acquire(): Promise<Grant> {
-      const turn = tail.then(acquireFromRedis);
+    acquire(latencyMs?: number): Promise<Grant> {
+      const turn = tail.then(() => acquireFromRedis(latencyMs));
       tail = turn.catch(() => undefined);
       return turn;
     },

@@ -86,6 +86,8 @@ export interface WindowEvidence {
   confirmedCopies?: number | null;
   /** Whether any read listed a record more than once. */
   copiesSeen?: boolean;
+  /** Copies of one record on different pages that the last read held back unjudged (copies.ts). */
+  copiesUnjudged?: boolean;
 }
 
 export type WindowVerdict =
@@ -105,6 +107,8 @@ export type WindowVerdict =
  * counts only once a read brings no id the earlier reads had not seen.
  */
 export function decideWindow(e: WindowEvidence): WindowVerdict {
+  // copies of a record on different pages are judged by a read that holds them all: one more read
+  if (e.copiesUnjudged && e.reads <= MAX_TOTAL_READS) return { verdict: 're-read' };
   if (e.maxTotal !== null) {
     if (e.distinct >= e.maxTotal) return { verdict: 'complete' };
     const copies = e.confirmedCopies ?? null;

@@ -15,6 +15,7 @@ import { isImpossibleTimeReason, timeCheck } from './record-times.js';
 import type { NoteCode } from './window-reasons.js';
 import { DistinctIds } from './read-verdict.js';
 import { countListed } from './listing.js';
+import { judgeCopies } from './copies.js';
 
 export interface ReadOutcome {
   /** Distinct records received, valid and rejected alike (the service counts both). */
@@ -38,6 +39,8 @@ export interface ReadOutcome {
   reusedPages: number;
   /** Anomalies the read saw: an impossible `total`, records quarantined for impossible times. */
   anomalies: Set<NoteCode>;
+  /** Ids whose later copies this read held back unjudged (their first copy was written): watch them next. */
+  unjudged: Set<string>;
 }
 
 function emptyOutcome(): ReadOutcome {
@@ -55,6 +58,7 @@ function emptyOutcome(): ReadOutcome {
     abandonedForSplit: false,
     reusedPages: 0,
     anomalies: new Set(),
+    unjudged: new Set(),
   };
 }
 
@@ -149,6 +153,11 @@ export interface ReadOptions {
   remember?: KnownPages;
   /** Pages of an earlier read of the window: one whose bytes come back unchanged is not read again. */
   known?: KnownPages;
+  /**
+   * Ids whose every copy is held back and judged at the end of the read (copies.ts): those an earlier read
+   * listed more than once, and those the rejects hold as contradicted.
+   */
+  watch?: ReadonlySet<string>;
 }
 
 export async function readPaymentsWindow(
@@ -202,6 +211,14 @@ export async function readPaymentsWindow(
         return loaded;
       });
   };
+  // copies of one id across pages, judged once the read has them all (copies.ts)
+  const watch = opts.watch;
+  const held = new Map<string, Payment[]>();
+  const hold = (record: Payment) => {
+    const copies = held.get(record.id);
+    if (copies) copies.push(record);
+    else held.set(record.id, [record]);
+  };
   let loading: Promise<unknown> = Promise.resolve();
   let readFailed = true;
   try {
@@ -231,6 +248,7 @@ export async function readPaymentsWindow(
       if (page.totalAnomaly !== undefined) noteImpossibleTotal(ctx, out, page, window);
       const { valid, rejects } = validatePayments(page.items, times);
       if (rejects.some((r) => isImpossibleTimeReason(r.reason))) out.anomalies.add('IMPOSSIBLE_TIMESTAMP');
+      const repeated = new Set(valid.filter((p) => out.ids.ids.has(p.id)).map((p) => p.id)); // on earlier pages
       const tallied: (string | null)[] = valid.map((p) => p.id);
       for (const reject of rejects) tallied.push(reject.id);
       const far = farOutside(
@@ -239,7 +257,14 @@ export async function readPaymentsWindow(
       );
       tally(out, page, tallied, rejects.length, far);
       remember?.remember(page, tallied, rejects.length, far);
-      for (const record of valid) batch.records.push(record); // no spread: a page's length is the service's choice
+      for (const record of valid) {
+        // no spread: a page's length is the service's choice
+        if (watch?.has(record.id)) hold(record);
+        else if (repeated.has(record.id)) {
+          hold(record);
+          out.unjudged.add(record.id);
+        } else batch.records.push(record);
+      }
       for (const reject of rejects) batch.rejects.push(reject);
       if (batched() < options.pageSize) continue;
       await loading; // at most one batch being written while the next page is fetched
@@ -253,6 +278,32 @@ export async function readPaymentsWindow(
     if (readFailed && batched() > 0) await load().catch(() => undefined);
   }
   await loading;
+  judgeHeld(out, held, batch, watch);
   if (batched() > 0) await load();
   return out;
+}
+
+/**
+ * The held copies, judged: a watched id's copies (all of them) give their version to write and, when
+ * they contradict each other, every version as a reject; an id first seen repeated in this read keeps the
+ * copy already written and waits for the next read, which holds all of its copies.
+ */
+function judgeHeld(
+  out: ReadOutcome,
+  held: ReadonlyMap<string, Payment[]>,
+  batch: { records: Payment[]; rejects: RejectedRecord[] },
+  watch: ReadonlySet<string> | undefined,
+): void {
+  for (const [id, copies] of held) {
+    if (!watch?.has(id)) continue;
+    out.unjudged.delete(id);
+    const verdict = judgeCopies(copies);
+    if (verdict.keep) batch.records.push(verdict.keep);
+    for (const reject of verdict.rejects) batch.rejects.push(reject);
+    if (verdict.rejects.length === 0) continue; // the same record listed twice: a copy, not a reject
+    const unwritten = copies.length - (verdict.keep ? 1 : 0);
+    out.records -= unwritten;
+    out.rejects += unwritten;
+    out.anomalies.add('CONTRADICTING_COPIES');
+  }
 }

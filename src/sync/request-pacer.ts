@@ -48,7 +48,7 @@ export function createRequestPacer(
     async beforeRequest() {
       const release = await window.acquire();
       try {
-        await gate.acquire();
+        await gate.acquire(limit.smoothedMs);
       } catch (error) {
         release(null);
         throw error;

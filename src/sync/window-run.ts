@@ -34,6 +34,11 @@ export interface WindowResult extends WindowReport {
   reusedPages: number;
 }
 
+/** Ids still listed in contradicting copies (the rejects say so), or none when the warehouse cannot tell. */
+async function contradictedIds(ctx: SyncContext): Promise<string[]> {
+  return (await ctx.warehouse.contradictedIds?.(ctx.source.name, 'payments')) ?? [];
+}
+
 /** Windows shorter than this are not split further. */
 const MIN_SPLIT_MS = 60_000;
 /** Most sub-windows one split makes (a day in 24 hours at most). */
@@ -173,13 +178,16 @@ async function runToVerdict(
     }).split;
 
   const known = new KnownPages();
-  const first = await readPaymentsWindow(ctx, window, { tooLarge, remember: known });
+  // ids the rejects hold as listed in contradicting copies: every copy is judged at the end of each read
+  const watch = new Set(await contradictedIds(ctx));
+  const first = await readPaymentsWindow(ctx, window, { tooLarge, remember: known, watch });
   if (first.abandonedForSplit) {
     const parts = Math.min(MAX_PARTS, partsFor(first.maxTotal, pageSize, maxPagesPerWindow));
     return runSplit(ctx, window, kind, depth, parts, started, first.maxTotal);
   }
   merge(t, first);
   warnIfFilterIgnored(ctx, first);
+  let unjudged = first.unjudged;
   let added: number | null = null;
   for (;;) {
     const v = decideWindow({
@@ -192,9 +200,15 @@ async function runToVerdict(
       canSplit,
       confirmedCopies: confirmedCopies(t.listings),
       copiesSeen: t.listings.some((l) => l.copiesKey !== null),
+      copiesUnjudged: unjudged.size > 0,
     });
-    if (v.verdict === 're-read') added = merge(t, await readPaymentsWindow(ctx, window, { known }));
-    else if (v.verdict === 'split') return runSplit(ctx, window, kind, depth, v.parts, started, t.maxTotal);
+    if (v.verdict === 're-read') {
+      for (const id of unjudged) watch.add(id);
+      // a page counted by its bytes is not parsed: a read judging copies parses every page
+      const again = await readPaymentsWindow(ctx, window, watch.size > 0 ? { watch } : { known });
+      unjudged = again.unjudged;
+      added = merge(t, again);
+    } else if (v.verdict === 'split') return runSplit(ctx, window, kind, depth, v.parts, started, t.maxTotal);
     else if (v.verdict === 'complete') {
       if (v.duplicates) {
         t.duplicates = v.duplicates;

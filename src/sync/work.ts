@@ -19,6 +19,8 @@ export interface WindowWork {
   end: number;
   kind: 'backfill';
   backfillId?: number;
+  /** The W3C traceparent of the span that recorded the backfill (when traced): the job's span links to it. */
+  trace?: string;
 }
 
 /** The transfers full scan of a backfill (transfers have no date filter). */
@@ -27,6 +29,7 @@ export interface ScanWork {
   stream: 'transfers';
   kind: 'backfill';
   backfillId?: number;
+  trace?: string;
 }
 
 /** The daily pack: yesterday's, plus restatements of changed days in the horizon. */

@@ -69,27 +69,37 @@ const SUMMARY_SQL = `
 /**
  * Records a backfill and its items, or returns the unfinished backfill of the same request (same
  * sources, streams, days and zone) when there is one: re-running a range while it runs adds nothing.
+ * `traceparent`: the span recording it (tracing on); `trace` is the one the backfill keeps (the first
+ * recording's, for a reused backfill), which its items' spans link to.
  */
 export async function recordBackfill(
   pool: pg.Pool,
   request: BackfillRequest,
   items: readonly PlannedJob[],
-): Promise<{ backfill: BackfillSummary; reused: boolean }> {
+  traceparent?: string | null,
+): Promise<{ backfill: BackfillSummary; reused: boolean; trace: string | null }> {
   const id = await withTransaction(pool, async (client) => {
     // Two `backfill` commands of the same range at once: the second waits and then finds the first.
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('paysync.backfills'))`);
-    const same = await client.query<{ id: number }>(
-      `SELECT id::int AS id FROM reporting.backfills
+    const same = await client.query<{ id: number; trace: string | null }>(
+      `SELECT id::int AS id, trace_parent AS trace FROM reporting.backfills
         WHERE state = 'running' AND sources = $1 AND streams = $2 AND from_day = $3 AND to_day = $4
           AND time_zone = $5
         ORDER BY id LIMIT 1`,
       [request.sources, request.streams, request.fromDay, request.toDay, request.timeZone],
     );
-    if (same.rows[0]) return { id: same.rows[0].id, reused: true };
+    if (same.rows[0]) return { id: same.rows[0].id, reused: true, trace: same.rows[0].trace };
     const inserted = await client.query<{ id: number }>(
-      `INSERT INTO reporting.backfills (sources, streams, from_day, to_day, time_zone)
-       VALUES ($1, $2, $3, $4, $5) RETURNING id::int AS id`,
-      [request.sources, request.streams, request.fromDay, request.toDay, request.timeZone],
+      `INSERT INTO reporting.backfills (sources, streams, from_day, to_day, time_zone, trace_parent)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id::int AS id`,
+      [
+        request.sources,
+        request.streams,
+        request.fromDay,
+        request.toDay,
+        request.timeZone,
+        traceparent ?? null,
+      ],
     );
     const backfillId = (inserted.rows[0] as { id: number }).id;
     await client.query(
@@ -108,9 +118,13 @@ export async function recordBackfill(
         items.map((i) => i.label),
       ],
     );
-    return { id: backfillId, reused: false };
+    return { id: backfillId, reused: false, trace: traceparent ?? null };
   });
-  return { backfill: (await getBackfill(pool, id.id)) as BackfillSummary, reused: id.reused };
+  return {
+    backfill: (await getBackfill(pool, id.id)) as BackfillSummary,
+    reused: id.reused,
+    trace: id.trace,
+  };
 }
 
 export async function getBackfill(pool: pg.Pool, id: number): Promise<BackfillSummary | null> {
@@ -151,9 +165,10 @@ export async function openItems(pool: pg.Pool): Promise<OpenItem[]> {
     start: Date | null;
     end: Date | null;
     state: 'queued' | 'running';
+    trace: string | null;
   }>(
     `SELECT i.backfill_id::int AS "backfillId", i.item_key AS key, i.name, i.source,
-            i.window_start AS start, i.window_end AS "end", i.state
+            i.window_start AS start, i.window_end AS "end", i.state, b.trace_parent AS trace
        FROM reporting.backfill_items i JOIN reporting.backfills b ON b.id = i.backfill_id
       WHERE b.state = 'running' AND i.state IN ('queued', 'running')
       ORDER BY i.backfill_id, i.window_start NULLS LAST, i.item_key`,
@@ -172,8 +187,15 @@ export async function openItems(pool: pg.Pool): Promise<OpenItem[]> {
             end: (r.end as Date).getTime(),
             kind: 'backfill',
             backfillId: r.backfillId,
+            ...(r.trace ? { trace: r.trace } : {}),
           }
-        : { source: r.source, stream: 'transfers', kind: 'backfill', backfillId: r.backfillId },
+        : {
+            source: r.source,
+            stream: 'transfers',
+            kind: 'backfill',
+            backfillId: r.backfillId,
+            ...(r.trace ? { trace: r.trace } : {}),
+          },
   }));
 }
 

@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { CompletedWindow } from '../sync/ports.js';
 import type { Stream } from '../upstream/schemas.js';
 import { IMPOSSIBLE_TIME_REASON } from '../sync/record-times.js';
+import { CONTRADICTING_REASON } from '../sync/copies.js';
 
 /**
  * Windows of one source and stream whose latest run ended `complete` (never a failed or incomplete
@@ -96,4 +97,15 @@ export async function freshWindows(
     [source, stream, since, windows.map((w) => w.start)],
   );
   return new Set(rows.map((r) => `${r.window_start.getTime()}/${r.window_end.getTime()}`));
+}
+
+/** Ids with an open reject saying the service lists them in contradicting copies (src/sync/copies.ts). */
+export async function contradictedIds(pool: pg.Pool, source: string, stream: Stream): Promise<string[]> {
+  const { rows } = await pool.query<{ record_id: string }>(
+    `SELECT DISTINCT record_id FROM reporting.sync_rejects
+      WHERE source = $1 AND stream = $2 AND resolved_at IS NULL AND record_id IS NOT NULL
+        AND reason LIKE '${CONTRADICTING_REASON}%'`,
+    [source, stream],
+  );
+  return rows.map((r) => r.record_id);
 }

@@ -207,6 +207,10 @@ describe('health, backfills and charts', () => {
     await expect(item.locator('.bf-rate').innerText()).resolves.toMatch(
       /windows per hour; (under a minute|about .+) left$/,
     );
+    // where the limit is: the source's requests per second against UPSTREAM_RPS (and its latency, if fresh)
+    await expect(item.locator('.bf-pace').innerText()).resolves.toMatch(
+      /^default: \d+\.\d of 2000 req\/s(, the service answers in \d+ ms)?$/,
+    );
   });
 
   it('draws the last 24 hours from the ticks, with axes and units; an empty chart says so', async () => {

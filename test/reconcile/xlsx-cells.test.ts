@@ -21,7 +21,7 @@ import {
 import { compactJson } from '../../src/reconcile/pack-rejects.js';
 import { RecordRowsTranscoder, type RecordColumnKind } from '../../src/reconcile/xlsx-record-rows.js';
 import { SHEET_BREAK } from '../../src/reconcile/xlsx-row-bytes.js';
-import { cellXml, columnLetters, xmlText } from '../../src/reconcile/xlsx-sheet.js';
+import { recordRowXml, xmlText } from '../../src/reconcile/xlsx-sheet.js';
 
 describe('amounts: exact, one look per column', () => {
   it.each([
@@ -206,7 +206,7 @@ function expectedRow(r: number, values: readonly string[], look: 'number' | 'tex
       cells.push(wallClockCell(local), textCell(v));
     } else cells.push(textCell(v));
   });
-  return `<row r="${r}">${cells.map((c, j) => cellXml(`${columnLetters(j)}${r}`, c)).join('')}</row>`;
+  return recordRowXml(r, cells);
 }
 
 function transcode(csv: Buffer, cuts: number[], maxRows = 1_048_576): Array<string | typeof SHEET_BREAK> {

@@ -15,6 +15,7 @@ import {
   type Grant,
   type RateGate,
 } from '../../src/sync/rate-gate.js';
+import { readRequestPace } from '../../src/sync/request-pace.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `test-rate-${randomUUID()}`;
@@ -79,6 +80,18 @@ describe('rate gate', () => {
         1000,
       ),
     ).toBeLessThanOrEqual(most);
+  });
+
+  it('keeps the pace per source for progress: grants per second and the latency the workers reported', async () => {
+    const gate = createRateGate(a, { prefix, source: 'paced', rps: 20 });
+    await Promise.all(Array.from({ length: 60 }, () => gate.acquire(150)));
+    const pace = await readRequestPace(b, prefix, 'paced', 20);
+
+    expect(pace.latencyMs).toBe(150);
+    // 60 grants at 20 rps span three seconds of Redis time: complete seconds hold some, within the ceiling
+    expect(pace.perSecond).toBeGreaterThan(0);
+    expect(pace.perSecond).toBeLessThanOrEqual(ceilingContract(20).most);
+    expect(await b.pttl(`${prefix}:rate:paced:pace`)).toBeGreaterThan(0);
   });
 
   it('holds a fractional rate: 5 requests at 2 rps take at least 2 seconds of Redis time', async () => {

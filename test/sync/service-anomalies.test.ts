@@ -3,6 +3,8 @@
  * HTTP with the simulator, PostgreSQL and Redis:
  * - records listed twice, `total` counting every copy: complete on the evidence of two agreeing reads,
  *   the copies recorded on the window's row; reconcile counts the copies the same way;
+ * - copies of one record that contradict each other on different pages: the newer `updatedAt` wins, a
+ *   tie is quarantined, both versions stay in `sync_rejects` while the service lists them;
  * - a `total` no list can have: judged as no total, noted on the row, never a failed write;
  * - a record time far in the future or before 2000: quarantined and read again, so the true state lands
  *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`;
@@ -122,6 +124,105 @@ describe('records listed more than once', () => {
   });
 });
 
+describe('contradicting copies on different pages', () => {
+  /** A fixed service clock: the same records every run, whatever the hour the test runs at. */
+  const NOON = new Date('2024-06-15T12:00:00.000Z');
+  interface RejectRow {
+    reason: string;
+    status: string;
+    amount: string;
+    open: boolean;
+  }
+  /**
+   * After a first tick, the first payment (the list is oldest first) of the window that listed the most:
+   * with PAGE_SIZE 2 and duplicateOffset 3 its copy is on the next page.
+   */
+  const firstOfBusiest = async (hh: Harness) => {
+    await tickPayments(deps(hh));
+    const { rows } = await hh.runtime.pool.query<{ id: string }>(
+      `SELECT p.id FROM reporting.payments p,
+              (SELECT w.window_start, w.window_end FROM reporting.sync_windows w
+                WHERE w.stream = 'payments'
+                ORDER BY (SELECT count(*) FROM reporting.payments x
+                           WHERE x.created_at >= w.window_start AND x.created_at < w.window_end) DESC
+                LIMIT 1) w
+        WHERE p.created_at >= w.window_start AND p.created_at < w.window_end
+        ORDER BY p.created_at, p.id LIMIT 1`,
+    );
+    return hh.sim.payments(hh.org).find((p) => p.id === rows[0]!.id)!;
+  };
+  const rejectsOf = async (hh: Harness, id: string) =>
+    (
+      await hh.runtime.pool.query<RejectRow>(
+        `SELECT reason, raw->>'status' AS status, raw->>'amount' AS amount, resolved_at IS NULL AS open
+           FROM reporting.sync_rejects WHERE record_id = $1 ORDER BY raw->>'updatedAt', raw->>'amount'`,
+        [id],
+      )
+    ).rows;
+
+  it('the newer updatedAt wins; both versions stay quarantined while listed, and clear once it stops', async () => {
+    h = await startHarness({
+      name: 'anomalies-contradict',
+      sim: { now: NOON, days: 2, perDay: 60 },
+      env: { PAGE_SIZE: '2' },
+    });
+    const victim = h.sim.payments(h.org)[1]!;
+    h.sim.setSwitches({
+      duplicateIds: [victim.id],
+      duplicateOffset: 3, // the copy on the next page
+      copyVariant: 'status',
+      copyUpdatedAt: 'later',
+    });
+    const [pair] = h.sim.copies(h.org, 'payments');
+    const copy = pair!.copy as { status: string; updatedAt: string };
+    for (let i = 0; i < 2; i++) {
+      const report = await tickPayments(deps(h));
+      expect(report.windows.every((w) => w.outcome === 'complete')).toBe(true);
+      const held = await h.runtime.pool.query(
+        `SELECT status, updated_at FROM reporting.payments WHERE id = $1`,
+        [victim.id],
+      );
+      expect(held.rows[0]).toMatchObject({ status: copy.status, updated_at: new Date(copy.updatedAt) });
+      const rejects = await rejectsOf(h, victim.id);
+      expect(rejects.map((r) => [r.status, r.open])).toEqual([
+        [victim.status, true],
+        [copy.status, true],
+      ]);
+      for (const r of rejects)
+        expect(r.reason).toMatch(/^contradicting copies: .*status.*the newer updatedAt/);
+    }
+    expect((await windowRows(h)).some((r) => r.anomalies.includes('CONTRADICTING_COPIES'))).toBe(true);
+
+    h.sim.setSwitches({ duplicateIds: [] }); // the service lists it once again
+    await tickPayments(deps(h));
+    expect((await rejectsOf(h, victim.id)).map((r) => r.open)).toEqual([false, false]);
+    // an older copy never overwrites a newer one (principle 3): the newer version stays
+    const kept = await h.runtime.pool.query(`SELECT status FROM reporting.payments WHERE id = $1`, [
+      victim.id,
+    ]);
+    expect(kept.rows).toEqual([{ status: copy.status }]);
+  });
+
+  it('a tie (same updatedAt, different amounts): neither copy is written, both are quarantined', async () => {
+    h = await startHarness({
+      name: 'anomalies-tie',
+      sim: { now: NOON, days: 2, perDay: 60 },
+      env: { PAGE_SIZE: '2' },
+    });
+    const victim = await firstOfBusiest(h);
+    h.sim.setSwitches({ duplicateIds: [victim.id], duplicateOffset: 3, copyVariant: 'amount' });
+    await tickPayments(deps(h));
+    await tickPayments(deps(h));
+    const rejects = await rejectsOf(h, victim.id);
+    expect(rejects).toHaveLength(2);
+    expect(new Set(rejects.map((r) => r.amount)).size).toBe(2);
+    for (const r of rejects) {
+      expect(r.open).toBe(true);
+      expect(r.reason).toMatch(/same newest updatedAt; which copy is true cannot be known, none is kept/);
+    }
+  });
+});
+
 describe('impossible values are quarantined, never frozen in', () => {
   it.each([3e9, -5, 42.5])(
     'a total of %s is judged as no total, noted, and the window completes',
@@ -225,8 +326,9 @@ describe('paging that does not converge stops early', () => {
     const report = await tickPayments(deps(h));
     expect(report.windows.every((w) => w.outcome === 'complete')).toBe(true);
     const records = h.sim.payments(h.org).length;
-    // each window read once, ending one page past its records (not at the 10,000-page ceiling)
-    expect(listRequests(h)).toBeLessThanOrEqual(records + 2 * report.windows.length);
+    // a page per record and a page or two past the end per window (and its re-reads), never the
+    // 10,000-page ceiling each window reached before
+    expect(listRequests(h)).toBeLessThanOrEqual(2 * records + 3 * report.windows.length);
     const noted = (await windowRows(h)).filter((r) => r.anomalies.includes('PAST_TOTAL_PAGES'));
     expect(noted.length).toBeGreaterThan(0);
     expect(await paymentDifferences(h)).toEqual([]);

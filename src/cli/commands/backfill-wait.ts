@@ -13,6 +13,7 @@ import { humanDuration } from '../../config/duration.js';
 import { describeError } from '../../errors.js';
 import { connectRedis } from '../../runtime.js';
 import { describeOpenCircuit, readCircuit } from '../../sync/circuit.js';
+import { describePace, readRequestPace, type RequestPace } from '../../sync/request-pace.js';
 import { reasonOfError } from '../../sync/window-reasons.js';
 import {
   failedItems,
@@ -33,11 +34,24 @@ export interface RedisView {
   workers: number | null;
   /** The sources whose service is down (circuit open), each described in one line. */
   down?: string[];
+  /** Each source's requests per second against `UPSTREAM_RPS`, and the service's latency. */
+  pace?: RequestPace[];
+}
+
+/**
+ * The progress line's text after "done/total": windows and records apart, then the pace at the service
+ * per source (pure). `5/10 windows, 1140 records; 19.3 of 20 req/s (at UPSTREAM_RPS), the service
+ * answers in 152 ms; …`.
+ */
+export function progressText(b: BackfillSummary, redis: Pick<RedisView, 'pace'>, wait: string): string {
+  const all = redis.pace ?? [];
+  const pace = all.map((p) => (all.length > 1 ? `${p.source} ${describePace(p)}` : describePace(p)));
+  return `windows, ${b.records} records; ${pace.length ? `${pace.join('; ')}; ` : ''}${wait};`;
 }
 
 /** One line for `--list` and the final report. */
 export function describeBackfill(b: BackfillSummary): string {
-  const parts = [`${b.done}/${b.total} done`];
+  const parts = [`${b.done}/${b.total} windows done`];
   if (b.failed) parts.push(`${b.failed} failed`);
   if (b.running) parts.push(`${b.running} running`);
   if (b.queued) parts.push(`${b.queued} queued`);
@@ -64,6 +78,11 @@ export function waitingFor(b: BackfillSummary, redis: RedisView, now: Date): str
   return `${items} on ${redis.workers ?? '?'} worker(s)`;
 }
 
+/** Only the backfill's own sources' pace. */
+function paceOf(view: RedisView, b: BackfillSummary): Pick<RedisView, 'pace'> {
+  return { pace: (view.pace ?? []).filter((p) => b.sources.includes(p.source)) };
+}
+
 /** Watches Redis without ever blocking the wait: a check that takes over 2 s counts as unreachable. */
 class RedisWatcher {
   private redis: Redis | null = null;
@@ -79,7 +98,8 @@ class RedisWatcher {
       const queue = this.queue ?? (await this.connect());
       const workers = await withTimeout(queue.getWorkers(), REDIS_CHECK_MS);
       const down = await withTimeout(this.openCircuits(), REDIS_CHECK_MS);
-      this.view = { unreachableSince: null, workers: workers.length, down };
+      const pace = await withTimeout(this.pace(), REDIS_CHECK_MS);
+      this.view = { unreachableSince: null, workers: workers.length, down, pace };
     } catch {
       this.view = { unreachableSince: this.view.unreachableSince ?? now, workers: null };
     }
@@ -93,6 +113,16 @@ class RedisWatcher {
       settings.sources.map((s) => readCircuit(redis, settings.PAYSYNC_QUEUE_PREFIX, s.name)),
     );
     return states.filter((c) => c.open).map((c) => `source ${c.source}: ${describeOpenCircuit(c)}`);
+  }
+
+  private async pace(): Promise<RequestPace[]> {
+    const { redis, settings } = this;
+    if (!redis) return [];
+    return Promise.all(
+      settings.sources.map((s) =>
+        readRequestPace(redis, settings.PAYSYNC_QUEUE_PREFIX, s.name, settings.UPSTREAM_RPS),
+      ),
+    );
   }
 
   private async connect(): Promise<SyncQueue> {
@@ -147,6 +177,7 @@ export async function waitForBackfill(
     for (;;) {
       const now = new Date();
       let b: BackfillSummary | null = last;
+      let view: RedisView | null = null;
       let wait: string;
       try {
         b = await getBackfill(pool, id);
@@ -156,7 +187,8 @@ export async function waitForBackfill(
           bar.finish();
           return await finalReport(pool, b);
         }
-        wait = waitingFor(b, await watcher.check(now), now);
+        view = await watcher.check(now);
+        wait = waitingFor(b, view, now);
       } catch (error) {
         if (!isPostgresOutage(error)) throw error;
         pgDownSince ??= now;
@@ -166,7 +198,7 @@ export async function waitForBackfill(
       const condition = wait.replace(/ \(.*?\)/, '').replace(/\d+/g, 'N'); // what, not how many
       if (condition !== lastWait) process.stderr.write(`backfill #${id} waits for: ${wait}\n`);
       lastWait = condition;
-      if (b) bar.update(b.done + b.failed, b.total, `records ${b.records}; ${wait};`);
+      if (b) bar.update(b.done + b.failed, b.total, progressText(b, view ? paceOf(view, b) : {}, wait));
       if (timeoutMs !== null && Date.now() - started >= timeoutMs) {
         bar.finish();
         return await timedOut(pool, b, id, timeoutMs);

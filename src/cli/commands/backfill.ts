@@ -16,6 +16,8 @@ import { daysBetween, localDayOf } from '../../sync/windows.js';
 import { STREAMS, type Stream } from '../../upstream/schemas.js';
 import { cancelBackfill, listBackfills, recordBackfill } from '../../warehouse/backfill-store.js';
 import { createPool } from '../../warehouse/pool.js';
+import { inSpan } from '../../telemetry/tracing.js';
+import { QUEUE_NAME } from '../../../jobs/queue.js';
 import { enqueueBackfill } from '../../../jobs/backfill-queue.js';
 import { createQueue } from '../../../jobs/queue.js';
 import { backfillRange, parseCommandArgs, requireDay } from '../args.js';
@@ -110,13 +112,25 @@ export async function run(argv: string[]): Promise<number> {
       toDay: to,
       timeZone: settings.REPORT_TIMEZONE,
     };
-    const { backfill, reused } = await recordBackfill(pool, request, jobs).catch(notMigrated);
-    process.stdout.write(
-      reused
-        ? `backfill #${backfill.id} ${from} → ${to} is already recorded and running: ${backfill.done}/${backfill.total} item(s) done\n`
-        : `backfill #${backfill.id} ${from} → ${to}: ${backfill.total} item(s) recorded\n`,
+    // With tracing on, recording and queueing are one span whose traceparent the backfill keeps: each
+    // window's span links to it, however late and however often its job is queued again.
+    const backfill = await inSpan(
+      'create sync',
+      'producer',
+      createAttributes(request, jobs.length),
+      async (span) => {
+        const recorded = await recordBackfill(pool, request, jobs, span.traceparent).catch(notMigrated);
+        const b = recorded.backfill;
+        span.setAttributes({ 'paysync.backfill.id': b.id, 'paysync.backfill.reused': recorded.reused });
+        process.stdout.write(
+          recorded.reused
+            ? `backfill #${b.id} ${from} → ${to} is already recorded and running: ${b.done}/${b.total} item(s) done\n`
+            : `backfill #${b.id} ${from} → ${to}: ${b.total} item(s) recorded\n`,
+        );
+        await queueItems(settings, jobs, b.id, recorded.trace);
+        return b;
+      },
     );
-    await queueItems(settings, jobs, backfill.id);
     if (!args.wait) {
       process.stdout.write(`follow it with \`paysync backfill --list\`, or wait for it with --wait\n`);
       return 0;
@@ -153,12 +167,13 @@ async function queueItems(
   settings: Settings,
   jobs: ReturnType<typeof planBackfill>,
   id: number,
+  trace: string | null,
 ): Promise<void> {
   try {
     const redis = await connectRedis(settings.REDIS_URL, 'paysync-backfill');
     const queue = createQueue(redis, settings.PAYSYNC_QUEUE_PREFIX);
     try {
-      const { added, alreadyQueued } = await enqueueBackfill(queue, jobs, id);
+      const { added, alreadyQueued } = await enqueueBackfill(queue, jobs, id, trace);
       process.stdout.write(
         `backfill #${id}: ${added} job(s) queued, ${alreadyQueued} already queued or running\n`,
       );
@@ -173,6 +188,25 @@ async function queueItems(
       `backfill #${id} recorded; Redis unreachable: a worker queues it when Redis is back (${describeError(error)})\n`,
     );
   }
+}
+
+/** The attributes of a backfill's `create sync` span (OpenTelemetry messaging conventions, and paysync's). */
+function createAttributes(
+  request: { sources: string[]; streams: string[]; fromDay: string; toDay: string; timeZone: string },
+  items: number,
+) {
+  return {
+    'messaging.system': 'bullmq',
+    'messaging.operation.type': 'create',
+    'messaging.operation.name': 'create',
+    'messaging.destination.name': QUEUE_NAME,
+    'messaging.batch.message_count': items,
+    'paysync.backfill.from': request.fromDay,
+    'paysync.backfill.to': request.toDay,
+    'paysync.backfill.sources': request.sources.join(','),
+    'paysync.backfill.streams': request.streams.join(','),
+    'paysync.backfill.time_zone': request.timeZone,
+  };
 }
 
 function notMigrated(error: unknown): never {
