@@ -27,6 +27,8 @@ const BASE_POW = Array.from({ length: W - 1 }).reduce<number>((p) => Math.imul(p
 
 export interface RunMatcher {
   contains(text: string): boolean;
+  /** Whether any of `values` (null and undefined skipped) holds a run: one call for a record's fields. */
+  containsAny(values: ReadonlyArray<string | null | undefined>): boolean;
   replace(text: string, marker: string): string;
 }
 
@@ -116,12 +118,21 @@ export function runMatcher(forms: readonly string[]): RunMatcher {
     return false;
   };
 
+  const contains = (text: string): boolean => {
+    if (short.length === 0) return containsWindow(text);
+    let found = false;
+    scan(text, () => (found = true));
+    return found;
+  };
+
   return {
-    contains(text) {
-      if (short.length === 0) return containsWindow(text);
-      let found = false;
-      scan(text, () => (found = true));
-      return found;
+    contains,
+    containsAny(values) {
+      for (let i = 0; i < values.length; i++) {
+        const value = values[i];
+        if (value !== null && value !== undefined && contains(value)) return true;
+      }
+      return false;
     },
     replace(text, marker) {
       const spans: Array<[number, number]> = [];

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { LosslessNumber } from 'lossless-json';
+import { writeJson } from './json-writer.js';
 
 /** What the shape checks know of one record schema. */
 export interface RecordShape {
@@ -54,31 +55,39 @@ export function jsonTypeOf(value: unknown): string {
   return typeof value; // string, number, boolean, object
 }
 
+/** A parsed value's JSON text, every number's digits as parsed (a LosslessNumber's as sent). */
+function valueText(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number': // a double's shortest form is its literal: the page's scan sent any other to LosslessNumber
+    case 'boolean':
+      return String(value);
+    default:
+      return writeJson(value) ?? 'null';
+  }
+}
+
 /**
- * The fields of `raw` that are not in `known`, or undefined when it has none. `raw` passed a schema
- * whose every field is required, so it holds all of `known`: only a record with more keys than that can
- * hold an unknown one, and counting its keys is all the common record costs.
+ * The fields of `raw` that are not in `known`, as the JSON text of an object (in the order sent, numbers
+ * with their digits), or undefined when it has none. `raw` passed a schema whose every field is
+ * required, so it holds all of `known`: only a record with more keys than that can hold an unknown one,
+ * and counting its keys is all the common record costs. Written straight to text: no object is built.
  */
 export function unknownFieldsOf(
   raw: Record<string, unknown>,
   known: ReadonlySet<string>,
-): Record<string, unknown> | undefined {
+): string | undefined {
   let keys = 0;
   // eslint-disable-next-line @typescript-eslint/no-unused-vars -- only counted
   for (const _ in raw) keys++;
   if (keys <= known.size) return undefined;
-  const unknown: Record<string, unknown> = {};
-  for (const key of Object.keys(raw)) {
-    // defineProperty: a field named __proto__ is data, never the object's prototype
-    if (!known.has(key))
-      Object.defineProperty(unknown, key, {
-        value: raw[key],
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+  let text = '';
+  for (const key in raw) {
+    if (known.has(key)) continue;
+    text += `${text === '' ? '{' : ','}${JSON.stringify(key)}:${valueText(raw[key])}`;
   }
-  return unknown;
+  return `${text}}`;
 }
 
 /**

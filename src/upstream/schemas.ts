@@ -59,11 +59,11 @@ export const PaymentSchema = z.object({
   api_key_id: text,
 });
 /**
- * The fields of a record the interface does not list, as parsed (a number a double would alter stays a
- * LosslessNumber): absent when the record has none, which is the common case.
+ * The fields of a record the interface does not list, as the JSON text of an object (numbers with the
+ * digits sent; record-shape.ts): absent when the record has none, which is the common case.
  */
 export interface UnknownFields {
-  unknownFields?: Record<string, unknown>;
+  unknownFields?: string;
 }
 
 export type Payment = z.output<typeof PaymentSchema> & UnknownFields;

@@ -12,7 +12,7 @@
  * everything else in it stays as sent; a run of the key that spans the JSON's own punctuation leaves the
  * whole value as the marker.
  */
-import { containsSecret, replaceSecrets, SECRET_MARKER } from '../scrub.js';
+import { anyContainsSecret, containsSecret, replaceSecrets, SECRET_MARKER } from '../scrub.js';
 import { isLosslessNumber, parseExactJson } from '../upstream/exact-json.js';
 import { writeJson } from '../upstream/json-writer.js';
 import type { Row, StreamTable } from './stream-tables.js';
@@ -83,6 +83,9 @@ function scanned(table: StreamTable): Array<{ index: number; json: boolean }> {
  * the row.)
  */
 export function scrubEchoedKey(row: Row, table: StreamTable): boolean {
+  // the common record holds no key: one call looks through the whole row; the text and JSON values are
+  // looked at one by one only when it found something
+  if (!anyContainsSecret(row)) return false;
   let found = false;
   for (const { index, json } of scanned(table)) {
     const value = row[index];

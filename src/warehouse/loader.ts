@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { silentLogger, type Logger } from '../log.js';
+import { parseExactJson } from '../upstream/exact-json.js';
 import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
 import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
 import { columnLiterals } from './array-literal.js';
@@ -38,7 +39,7 @@ export interface PreparedPage {
 
 /** A validated record as the service sent it: its known fields, then the ones the interface does not list. */
 function asSent({ unknownFields, ...known }: Payment | Transfer): object {
-  return unknownFields === undefined ? known : { ...known, ...unknownFields };
+  return unknownFields === undefined ? known : { ...known, ...(parseExactJson(unknownFields) as object) };
 }
 
 /**

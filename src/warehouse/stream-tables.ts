@@ -95,8 +95,7 @@ export const tableFor = (stream: Stream): StreamTable => (stream === 'payments' 
  * The fields a record carries that the interface does not list, as JSON text with every number's text
  * as sent; null (SQL NULL) when it has none.
  */
-const unknownFieldsText = (record: Payment | Transfer): string | null =>
-  record.unknownFields === undefined ? null : toExactJson(record.unknownFields);
+const unknownFieldsText = (record: Payment | Transfer): string | null => record.unknownFields ?? null;
 
 /** Index of the jsonb column in a row (checked apart: JSONB refuses some escapes text accepts). */
 export const jsonColumnIndex = (table: StreamTable): number =>
