@@ -79,7 +79,7 @@ export function unknownFieldsOf(
   known: ReadonlySet<string>,
 ): string | undefined {
   let keys = 0;
-   
+
   for (const _ in raw) keys++;
   if (keys <= known.size) return undefined;
   let text = '';
