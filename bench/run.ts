@@ -185,16 +185,21 @@ function relativeRow(scenario: string, run: BackfillRun, plain: BackfillRun, wha
  * Keeping the fields the interface does not list: the same backfill with two such fields on every payment,
  * against none, run between two plain backfills (their mean is the comparison, so a machine that slows
  * down or speeds up during the scenario weighs on both sides). Judged on CPU (worker plus its own
- * PostgreSQL backends), the figure the shared machine moves least; wall time beside it. Two variants: the
+ * PostgreSQL backends), the figure the shared machine moves least; wall time beside it, and how much more
+ * a bare fetch + JSON.parse of the same pages costs (the larger answers' own share). Two variants: the
  * fields' numbers as a double writes them (`canonical`: what keeping them costs), and `125.50` (a number a
  * double would alter: every page then also takes the careful JSON reader, shown for scale).
  */
 async function unknownFieldsScenario(base: BackfillSpec): Promise<void> {
-  const once = async (label: string, spec: BackfillSpec): Promise<BackfillFigures> => {
-    const f = await withSimAndDatabase(spec, (sim, db) => runBackfill(spec, sim, db));
+  type Measured = BackfillFigures & { bareCpu: number };
+  const once = async (label: string, spec: BackfillSpec): Promise<Measured> => {
+    const f = await withSimAndDatabase(spec, async (sim, db) => {
+      const bare = await bareHttpLoop(sim.url, spec);
+      return { ...(await runBackfill(spec, sim, db)), bareCpu: bare.cpu };
+    });
     const cpu = f.cpu.worker + f.cpu.postgresOwn;
     say(
-      `  ${label.padEnd(44)} ${seconds(f.seconds)}, worker ${seconds(f.cpu.worker)} + PostgreSQL ${seconds(f.cpu.postgresOwn)} = ${seconds(cpu)} of CPU, peak RSS ${f.peakRssMb} MB`,
+      `  ${label.padEnd(36)} ${seconds(f.seconds)}, worker ${seconds(f.cpu.worker)} + PostgreSQL ${seconds(f.cpu.postgresOwn)} = ${seconds(cpu)} of CPU, peak RSS ${f.peakRssMb} MB; bare fetch + JSON.parse of its pages ${seconds(f.bareCpu)} of CPU`,
     );
     return f;
   };
@@ -212,11 +217,12 @@ async function unknownFieldsScenario(base: BackfillSpec): Promise<void> {
   const cpuOf = (f: BackfillFigures) => f.cpu.worker + f.cpu.postgresOwn;
   const plainCpu = (cpuOf(before) + cpuOf(after)) / 2;
   const plainWall = (before.seconds + after.seconds) / 2;
-  const row = (scenario: string, f: BackfillFigures, goal: number | null) => {
+  const plainBare = (before.bareCpu + after.bareCpu) / 2;
+  const row = (scenario: string, f: Measured, goal: number | null) => {
     const ratio = cpuOf(f) / plainCpu;
     rows.push({
       scenario,
-      paysync: `CPU ${seconds(cpuOf(f))} (wall ${(f.seconds / plainWall).toFixed(2)}x)`,
+      paysync: `CPU ${seconds(cpuOf(f))} (wall ${(f.seconds / plainWall).toFixed(2)}x, bare parse ${(f.bareCpu / plainBare).toFixed(2)}x)`,
       baseline: `no unknown fields, CPU ${seconds(plainCpu)}`,
       ratio,
       goal: goal === null ? 'for scale' : `<= ${goal}x CPU`,

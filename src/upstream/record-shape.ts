@@ -79,8 +79,7 @@ export function unknownFieldsOf(
   known: ReadonlySet<string>,
 ): string | undefined {
   let keys = 0;
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- only counted
-  for (const _ in raw) keys++;
+  for (const _ in raw) keys++; // only counted
   if (keys <= known.size) return undefined;
   let text = '';
   for (const key in raw) {
