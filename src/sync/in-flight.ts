@@ -7,8 +7,9 @@
  *   one more request so that a late answer does not leave a slot of the ceiling unused;
  * - it grows towards the target by one request per answer until the service first pushes back, then by
  *   one request per `limit` answers (additive increase), and only while the limit is in use and the
- *   answers are not slowing down (an answer slower than twice the quickest recent one means requests
- *   queue at the service, or in this process: more in flight would only lengthen the queue);
+ *   answers are not slowing down (answers slower than twice the quickest recent one mean requests queue
+ *   at the service, or in this process: more in flight would only lengthen the queue, so the limit then
+ *   comes down by one per round of answers, to two);
  * - a 429, or any answer carrying `Retry-After`, halves it (at most once per answer time) and holds it
  *   there until the wait the service asked for has passed (multiplicative decrease);
  * - it never goes under one request, nor over `max`.
@@ -35,6 +36,8 @@ const LATENCY_SAMPLES = 50;
 /** An answer this much slower than the quickest recent one says requests are queueing. */
 const QUEUEING_FACTOR = 2;
 const QUEUEING_ALLOWANCE_MS = 5;
+/** Queueing alone never takes the limit under this (a 429 may: that is the service asking). */
+const QUEUEING_FLOOR = 2;
 
 export class InFlightLimit {
   private value: number;
@@ -94,7 +97,12 @@ export class InFlightLimit {
     }
     const full = inFlight >= this.limit;
     const queueing = this.smoothed > QUEUEING_FACTOR * this.quickest + QUEUEING_ALLOWANCE_MS;
-    if (this.value >= target || !full || queueing) return;
+    if (queueing) {
+      // requests wait at the service (or in this process): fewer in flight, one per round, down to two
+      if (this.value > QUEUEING_FLOOR) this.value = Math.max(QUEUEING_FLOOR, this.value - 1 / this.value);
+      return;
+    }
+    if (this.value >= target || !full) return;
     this.value = Math.min(target, this.value + (this.pushedBack ? 1 / this.value : 1));
   }
 

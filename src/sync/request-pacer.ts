@@ -25,6 +25,9 @@ export interface PacerOptions {
   max?: number;
 }
 
+/** Requests in flight to a source before any answer was measured (doubling per answer time from there). */
+export const INITIAL_IN_FLIGHT = 4;
+
 /** Requests a process may keep in flight to one source, whatever the latency. */
 export const MAX_IN_FLIGHT = 64;
 
@@ -39,7 +42,7 @@ export function createRequestPacer(
 ): RequestPacer {
   const limit = new InFlightLimit({
     rps: options.rps,
-    initial: options.initial ?? 2,
+    initial: options.initial ?? INITIAL_IN_FLIGHT,
     max: options.max ?? MAX_IN_FLIGHT,
   });
   const window = new InFlightWindow(limit);

@@ -49,6 +49,15 @@ describe('the in-flight limit (pure)', () => {
     expect(queueing.target()).toBe(64);
   });
 
+  it('comes down, to two, while answers queue (a service or a process that more requests only slow)', () => {
+    const clock = { now: 0 };
+    const limit = new InFlightLimit({ rps: 10_000, initial: 4, max: 64 });
+    answer(limit, 1, 10, clock);
+    // every answer six times the quickest (within the 50 answers the quickest is kept for)
+    answer(limit, 30, 60, clock);
+    expect(limit.limit).toBe(2);
+  });
+
   it('halves on a 429 once per answer time, holds through Retry-After, then grows back one per round', () => {
     const clock = { now: 0 };
     const limit = new InFlightLimit({ rps: 20, initial: 2, max: 64 });
