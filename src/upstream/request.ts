@@ -58,7 +58,8 @@ export type BeforeRequest = () => Promise<unknown>;
 
 /**
  * Watches every attempt of one source's requests: the circuit breaker (src/sync/circuit.ts) implements it.
- * `before` runs ahead of the rate ceiling and may throw to keep the attempt from being sent (a retry loop
+ * `before` runs ahead of the rate ceiling, and again once the attempt's slot came, and may throw to keep
+ * the attempt from being sent (a retry loop
  * then ends with that error); `after` learns how the attempt went: the HTTP status, or 'network' when no
  * answer came, and the error when it failed.
  */
@@ -159,6 +160,13 @@ export function createSender(options: SenderOptions): Send {
       await options.watch?.before(spec.endpoint);
       const done = await options.beforeRequest?.();
       const report = typeof done === 'function' ? (done as (r: AttemptReport | null) => void) : undefined;
+      // asked again once the attempt's slot came: the circuit may have opened while it waited for it
+      try {
+        await options.watch?.before(spec.endpoint);
+      } catch (error) {
+        report?.(null);
+        throw error;
+      }
       const started = performance.now();
       let outcome: Outcome<T> | undefined;
       try {
