@@ -7,7 +7,8 @@
  *   OPEN_AFTER_FAILURES failures in a row, across all workers, the circuit opens.
  * - Open: no request is sent (`before` throws CircuitOpenError, so a retry loop stops at its next attempt).
  *   Each stream's tick may send one probe request, when it is due: the first tick after the opening, then
- *   after a gap that doubles from SYNC_EVERY up to SYNC_EVERY × 4 (probes on ticks 0, 1, 3, 7, 11, …).
+ *   after a gap that doubles from SYNC_EVERY up to SYNC_EVERY × 4 (probes on ticks 1, 2, 4, 8, 12, … after
+ *   the tick that opened it).
  *   Backfill jobs are put back to wait (jobs/sync-processor.ts), not failed: their attempts are not spent.
  * - The first answer closes it (a probe's, or a request that was already in flight), and the tick that
  *   probed goes on to sync at once, so the backlog is read within that tick and the next.
@@ -83,6 +84,8 @@ return 0
 /**
  * KEYS[1]  the circuit's hash.
  * ARGV[1]  the stream; ARGV[2] now (ms); ARGV[3] SYNC_EVERY (ms); ARGV[4] the most ticks between probes.
+ * A stream's first probe is due one SYNC_EVERY after the opening: the tick that opened the circuit (and
+ * any other worker's or stream's turn within it) sends nothing more, however many windows it held.
  * Returns  {0, 0} closed: run as usual; {1, next} open, this stream's next probe is not due: wait;
  *          {2, next} open and due: this caller sends the probe, the one after it is scheduled at `next`.
  * A probe is due half a tick early, so a tick that fires a little before its nominal time still probes.
@@ -93,7 +96,8 @@ const CLAIM_LUA = `
 if redis.call('HGET', KEYS[1], 'state') ~= 'open' then return {0, 0} end
 local now = tonumber(ARGV[2])
 local every = tonumber(ARGV[3])
-local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next:' .. ARGV[1]) or '0')
+local since = tonumber(redis.call('HGET', KEYS[1], 'since') or '0')
+local nextAt = tonumber(redis.call('HGET', KEYS[1], 'next:' .. ARGV[1]) or tostring(since + every))
 if now + every / 2 < nextAt then return {1, nextAt} end
 local gap = tonumber(redis.call('HGET', KEYS[1], 'gap:' .. ARGV[1]) or '0')
 if gap <= 0 then gap = every else gap = math.min(gap * 2, every * tonumber(ARGV[4])) end

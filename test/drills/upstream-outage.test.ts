@@ -83,7 +83,8 @@ describe('the service down mid-backfill', () => {
     expect(status.status).toBe(1);
     expect(status.stdout).toContain('default: the service is down, connection reset; circuit open since');
 
-    // a tick while it is down: one probe per stream, reset too
+    // a tick while it is down, one SYNC_EVERY after the opening: one probe per stream, reset too
+    harness.sim.advance(EVERY_MS);
     for (const stream of STREAMS) await runTick(harness.runtime.syncContext(source), stream);
     expect(
       harness.sim
