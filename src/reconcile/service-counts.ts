@@ -67,19 +67,31 @@ function pagingOf(o: CountOptions) {
   return { size: o.pageSize, maxPages: o.maxPages, endpoint: o.endpoint, source: o.source };
 }
 
+/** A listed item's `updatedAt` in epoch milliseconds, or NaN when it has none readable. */
+function updatedAtOf(item: unknown): number {
+  const at = (item as { updatedAt?: unknown } | null)?.updatedAt;
+  return typeof at === 'string' ? Date.parse(at) : NaN;
+}
+
 /**
  * Every distinct record a list answers (offset paging may repeat one): by id, and a record without a
- * usable id by its exact JSON text (the same record served twice is the same text).
+ * usable id by its exact JSON text (the same record served twice is the same text). Of copies of one id
+ * that differ, the one sync writes stands for it (sync/copies.ts): the newer `updatedAt`, else the last
+ * listed.
  */
 async function readAll(pages: AsyncIterable<ListPage>): Promise<Seen[]> {
-  const byKey = new Map<string, Seen>();
+  const byKey = new Map<string, { seen: Seen; updatedAt: number }>();
   for await (const page of pages) {
     for (const item of page.items) {
       const seen = seenOf(item);
-      byKey.set(seen.id !== null ? `id:${seen.id}` : `raw:${toExactJson(item)}`, seen);
+      const key = seen.id !== null ? `id:${seen.id}` : `raw:${toExactJson(item)}`;
+      const updatedAt = updatedAtOf(item);
+      const before = byKey.get(key);
+      if (before && before.updatedAt > updatedAt) continue; // an older copy (NaN compares false)
+      byKey.set(key, { seen, updatedAt });
     }
   }
-  return [...byKey.values()];
+  return [...byKey.values()].map((v) => v.seen);
 }
 
 function readQuery(fetch: Fetch, query: Omit<ListQuery, 'page' | 'size'>, o: CountOptions) {

@@ -13,10 +13,12 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { reconcileAndHeal } from '../../src/reconcile/heal.js';
+import { exportDay } from '../../src/reconcile/export-day.js';
 import { reconcileDay } from '../../src/reconcile/reconcile.js';
 import { EPOCH, FAR_FUTURE, FAR_PAST } from '../../src/sim/switches.js';
 import { runBackfillItem } from '../../src/sync/run-work.js';
 import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
+import { runTransfers } from '../../src/sync/transfers-run.js';
 import { dayWindow, localDayOf } from '../../src/sync/windows.js';
 import { paymentDifferences, startHarness, type Harness } from '../helpers/sync-harness.js';
 
@@ -224,6 +226,115 @@ describe('contradicting copies on different pages', () => {
       expect(r.open).toBe(true);
       expect(r.reason).toMatch(/same newest updatedAt; which copy is true cannot be known, none is kept/);
     }
+  });
+});
+
+describe('contradicting transfer copies on different pages', () => {
+  const NOON = new Date('2024-06-15T12:00:00.000Z');
+  interface TransferReject {
+    reason: string;
+    status: string;
+    amount: string;
+    open: boolean;
+  }
+  const rejectsOf = async (hh: Harness, id: string) =>
+    (
+      await hh.runtime.pool.query<TransferReject>(
+        `SELECT reason, raw->>'status' AS status, raw->>'amount' AS amount, resolved_at IS NULL AS open
+           FROM reporting.sync_rejects WHERE stream = 'transfers' AND record_id = $1
+          ORDER BY raw->>'updatedAt', raw->>'amount'`,
+        [id],
+      )
+    ).rows;
+  const scanRows = async (hh: Harness) =>
+    (
+      await hh.runtime.pool.query<{ outcome: string; duplicates: number; anomalies: string[] }>(
+        `SELECT outcome, duplicates, anomalies FROM reporting.sync_windows
+          WHERE stream = 'transfers' ORDER BY fetched_at`,
+      )
+    ).rows;
+  const held = async (hh: Harness, id: string) =>
+    (
+      await hh.runtime.pool.query<{ status: string; amount: string; updated_at: Date }>(
+        `SELECT status, amount::text AS amount, updated_at FROM reporting.transfers WHERE id = $1`,
+        [id],
+      )
+    ).rows;
+
+  it.each(['later', 'earlier'] as const)(
+    'the newer updatedAt wins (copy %s), both versions stay quarantined while listed; the scan notes it; the day is final',
+    async (clock) => {
+      h = await startHarness({
+        name: `anomalies-contradict-transfers-${clock}`,
+        sim: { now: NOON, days: 2, perDay: 60 },
+        env: { PAGE_SIZE: '2' },
+      });
+      const victim = h.sim.transfers(h.org)[1]!;
+      h.sim.setSwitches({
+        duplicateIds: [victim.id],
+        duplicateOffset: 3, // the copy on the next page
+        copyVariant: 'status',
+        copyUpdatedAt: clock,
+      });
+      const [pair] = h.sim.copies(h.org, 'transfers');
+      type Served = { status: string; updatedAt: string };
+      const copy = pair!.copy as Served;
+      expect(copy.status).not.toBe(victim.status);
+      const kept: Served = clock === 'later' ? copy : victim;
+      const versions = clock === 'later' ? [victim.status, copy.status] : [copy.status, victim.status];
+      for (let i = 0; i < 2; i++) {
+        expect((await tickTransfers(deps(h)))?.outcome).toBe('complete');
+        expect(await held(h, victim.id)).toMatchObject([
+          { status: kept.status, updated_at: new Date(kept.updatedAt) },
+        ]);
+        const rejects = await rejectsOf(h, victim.id);
+        expect(rejects.map((r) => [r.status, r.open])).toEqual(versions.map((v) => [v, true]));
+        for (const r of rejects)
+          expect(r.reason).toMatch(/^contradicting copies: .*status.*the newer updatedAt/);
+      }
+      // the scan's row says it as a payments window's does: one copy confirmed, the contradiction noted
+      const scans = await scanRows(h);
+      expect(scans.every((r) => r.outcome === 'complete')).toBe(true);
+      expect(scans[0]).toEqual({
+        outcome: 'complete',
+        duplicates: 1,
+        anomalies: ['CONTRADICTING_COPIES', 'DUPLICATES_LISTED'],
+      });
+
+      // nothing else wrong: the day reconciles with no unexplained difference and is exported final
+      await tickPayments(deps(h));
+      const day = localDayOf(new Date(victim.createdAt), 'UTC');
+      const reconciled = await reconcileDay(h.runtime, day);
+      expect(reconciled.rows.filter((r) => r.stream === 'transfers' && r.unexplained !== 0)).toEqual([]);
+      expect(reconciled.mismatches).toBe(0);
+      const later = new Date(h.sim.now().getTime() + h.settings.SETTLE_HORIZON + 2 * 86_400_000);
+      expect((await exportDay(h.runtime, day, { now: later })).state).toBe('final');
+
+      // the service lists it once again: the next read of the whole list clears both versions
+      h.sim.setSwitches({ duplicateIds: [] });
+      await runTransfers(deps(h), { mode: 'full', stopBefore: null, organizationId: null });
+      expect((await rejectsOf(h, victim.id)).map((r) => r.open)).toEqual([false, false]);
+      expect(await held(h, victim.id)).toMatchObject([{ status: kept.status }]);
+    },
+  );
+
+  it('a tie (same updatedAt, different amounts): neither copy is written, both are quarantined', async () => {
+    h = await startHarness({
+      name: 'anomalies-tie-transfers',
+      sim: { now: NOON, days: 2, perDay: 60 },
+      env: { PAGE_SIZE: '2' },
+    });
+    const victim = h.sim.transfers(h.org)[1]!;
+    h.sim.setSwitches({ duplicateIds: [victim.id], duplicateOffset: 3, copyVariant: 'amount' });
+    expect((await tickTransfers(deps(h)))?.outcome).toBe('complete');
+    const rejects = await rejectsOf(h, victim.id);
+    expect(rejects).toHaveLength(2);
+    expect(new Set(rejects.map((r) => r.amount)).size).toBe(2);
+    for (const r of rejects) {
+      expect(r.open).toBe(true);
+      expect(r.reason).toMatch(/same newest updatedAt; which copy is true cannot be known, none is kept/);
+    }
+    expect((await scanRows(h))[0]?.anomalies).toContain('CONTRADICTING_COPIES');
   });
 });
 
