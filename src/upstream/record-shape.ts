@@ -81,12 +81,25 @@ export function unknownFieldsOf(
   let keys = 0;
   for (const _ in raw) keys++; // only counted
   if (keys <= known.size) return undefined;
-  let text = '';
+  let text: string | undefined;
   for (const key in raw) {
     if (known.has(key)) continue;
-    text += `${text === '' ? '{' : ','}${JSON.stringify(key)}:${valueText(raw[key])}`;
+    const field = keyText(key) + valueText(raw[key]);
+    text = text === undefined ? '{' + field : text + ',' + field;
   }
-  return `${text}}`;
+  return `${text ?? '{'}}`;
+}
+
+/** A few hundred field names' `"name":` texts, kept: every record of a stream repeats the same names. */
+const KEY_TEXTS = new Map<string, string>();
+const KEY_TEXTS_KEPT = 256;
+
+function keyText(key: string): string {
+  const known = KEY_TEXTS.get(key);
+  if (known !== undefined) return known;
+  const text = `${JSON.stringify(key)}:`;
+  if (KEY_TEXTS.size < KEY_TEXTS_KEPT) KEY_TEXTS.set(key, text);
+  return text;
 }
 
 /**

@@ -10,16 +10,21 @@
 import type { Row } from './stream-tables.js';
 
 const NEEDS_ESCAPE = /["\\]/;
+/** A backslash before each quote and backslash, as pg escapes an element (string replaces: faster than a regex). */
+const escaped = (value: string): string => value.replaceAll('\\', '\\\\').replaceAll('"', '\\"');
+const SEPARATOR = '\n';
+const SEPARATOR_OF_ESCAPED = '\u0000';
 
 /** One element, always quoted as pg quotes it (so `NULL` the text stays text, and spaces survive). */
 function element(value: string): string {
-  return NEEDS_ESCAPE.test(value) ? `"${value.replace(/["\\]/g, '\\$&')}"` : `"${value}"`;
+  return NEEDS_ESCAPE.test(value) ? `"${escaped(value)}"` : `"${value}"`;
 }
 
 /**
  * Column `c` of `rows` as an array literal, `{"a","b",NULL}` (null and undefined are SQL NULL): one of the
- * page statement's column-major parameters. A column without NULL whose values hold no quote or
- * backslash (nearly every one) is joined natively; any other is built element by element.
+ * page statement's column-major parameters. A column without NULL is joined natively, and escaped in one
+ * pass when its values hold quotes or backslashes (JSON texts); a column with NULL is built element by
+ * element.
  */
 export function columnLiteral(rows: readonly Row[], c: number): string {
   const values = new Array<string>(rows.length);
@@ -29,8 +34,12 @@ export function columnLiteral(rows: readonly Row[], c: number): string {
     values[r] = value;
   }
   if (values.length === 0) return '{}';
-  if (NEEDS_ESCAPE.test(values.join('\n'))) return columnLiteralByElement(rows, c);
-  return `{"${values.join('","')}"}`;
+  const joined = values.join(SEPARATOR);
+  if (!NEEDS_ESCAPE.test(joined)) return `{"${values.join('","')}"}`;
+  // a column of JSON texts (unknown_fields, extra_data) has quotes in every value: escaped in one pass over
+  // the whole column, the elements told apart by a NUL, which no storable value holds (page-prep.ts)
+  if (joined.includes(SEPARATOR_OF_ESCAPED)) return columnLiteralByElement(rows, c);
+  return `{"${escaped(values.join(SEPARATOR_OF_ESCAPED)).replaceAll(SEPARATOR_OF_ESCAPED, '","')}"}`;
 }
 
 function columnLiteralByElement(rows: readonly Row[], c: number): string {
