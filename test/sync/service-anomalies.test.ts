@@ -2,9 +2,11 @@
  * A service that misbehaves within its interface never stalls a day in silence (principle 8), on real
  * HTTP with the simulator, PostgreSQL and Redis:
  * - records listed twice, `total` counting every copy: complete on the evidence of two agreeing reads,
- *   the copies recorded on the window's row; reconcile counts the copies the same way;
- * - copies of one record that contradict each other on different pages: the newer `updatedAt` wins, a
- *   tie is quarantined, both versions stay in `sync_rejects` while the service lists them;
+ *   the copies recorded on the window's row; reconcile counts the copies the same way, keeps them apart
+ *   from quarantined records, and flags a copy standing in place of a record never listed;
+ * - copies of one payment or transfer that contradict each other on different pages: the newer
+ *   `updatedAt` wins, a tie is quarantined, both versions stay in `sync_rejects` while the service lists
+ *   them; a transfers day with them reconciles clean and is exported final;
  * - a `total` no list can have: judged as no total, noted on the row, never a failed write;
  * - a record time far in the future or before 2000: quarantined and read again, so the true state lands
  *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`;
@@ -94,9 +96,111 @@ describe('records listed more than once', () => {
     ]);
     expect(h.sim.copies(h.org, 'transfers').length).toBeGreaterThan(0);
 
-    // reconcile counts the copies the same way: the warehouse matches the service
+    // reconcile counts the copies the same way: the service's counts by status (which count every
+    // listing) differ from the warehouse, the day's list confirms the copies, and nothing is flagged
     const result = await reconcileDay(h.runtime, day);
     expect(result.mismatches).toBe(0);
+    const payments = result.rows.filter((r) => r.stream === 'payments');
+    expect(payments.some((r) => r.method === 'paged-confirm')).toBe(true);
+    expect(result.differences).toEqual([]);
+  });
+
+  it('reconcile keeps quarantined records apart from copies: malformed records and confirmed copies, no alarm', async () => {
+    h = await startHarness({
+      name: 'anomalies-dupes-malformed',
+      sim: {
+        now: new Date('2024-06-15T12:00:00.000Z'),
+        days: 2,
+        perDay: 80,
+        malformed: 2, // a missing field, an amount as text: quarantined, in a documented status
+        switches: { shape: 'wrapper', duplicateRate: 0.1, duplicateOffset: 30 },
+      },
+    });
+    const day = '2024-06-14';
+    const w = dayWindow(day, 'UTC');
+    await runBackfillItem(deps(h), {
+      stream: 'payments',
+      source: 'default',
+      start: w.start.getTime(),
+      end: w.end.getTime(),
+      kind: 'backfill',
+    });
+    expect((await tickTransfers(deps(h)))?.outcome).toBe('complete');
+    const rows = await windowRows(h);
+    expect(rows.every((r) => r.outcome === 'complete')).toBe(true);
+    expect(rows.reduce((n, r) => n + r.duplicates, 0)).toBeGreaterThan(0);
+    const result = await reconcileDay(h.runtime, day);
+    const payments = result.rows.filter((r) => r.stream === 'payments');
+    expect(payments.reduce((n, r) => n + r.quarantined, 0)).toBeGreaterThan(0); // malformed ones
+    expect(payments.some((r) => r.method === 'paged-confirm')).toBe(true); // counts by status were checked
+    expect(result.rows.filter((r) => r.unexplained !== 0)).toEqual([]);
+    expect(result.mismatches).toBe(0);
+  });
+
+  it('reconcile flags a copy standing in place of a record never listed, which one list cannot tell apart', async () => {
+    const NOON = new Date('2024-06-15T12:00:00.000Z');
+    h = await startHarness({
+      name: 'anomalies-dupes-in-place',
+      sim: { now: NOON, days: 2, perDay: 60, switches: { shape: 'wrapper' } },
+    });
+    // two payments of yesterday, listed one after the other, final, in different statuses: the first is
+    // listed twice, its copy where the second would be (the service's counts by status stay true)
+    const day = '2024-06-14';
+    const all = h.sim.payments(h.org);
+    const final = (p: (typeof all)[number]) => p.status === 'COMPLETE' || p.status === 'FAILED';
+    const at = all.findIndex(
+      (p, i) =>
+        i > 5 &&
+        localDayOf(new Date(p.createdAt), 'UTC') === day &&
+        all[i + 1] !== undefined &&
+        localDayOf(new Date(all[i + 1]!.createdAt), 'UTC') === day &&
+        final(p) &&
+        final(all[i + 1]!) &&
+        p.status !== all[i + 1]!.status,
+    );
+    const [copied, missing] = [all[at]!, all[at + 1]!];
+    h.sim.setSwitches({ duplicateIds: [copied.id], duplicateInPlace: true, duplicateOffset: 1 });
+    expect(h.sim.copies(h.org, 'payments').map((c) => c.displaced?.id)).toEqual([missing.id]);
+
+    // sync cannot tell it within the list: two agreeing reads, complete, the copy on the row
+    const w = dayWindow(day, 'UTC');
+    const item = await runBackfillItem(deps(h), {
+      stream: 'payments',
+      source: 'default',
+      start: w.start.getTime(),
+      end: w.end.getTime(),
+      kind: 'backfill',
+    });
+    expect(item.records).toBeGreaterThan(0);
+    const rows = await windowRows(h);
+    expect(rows.map((r) => [r.outcome, r.duplicates, r.anomalies])).toEqual([
+      ['complete', 1, ['DUPLICATES_LISTED']],
+    ]);
+    const held = await h.runtime.pool.query(`SELECT id FROM reporting.payments WHERE id = $1`, [missing.id]);
+    expect(held.rows).toEqual([]);
+    expect((await tickTransfers(deps(h)))?.outcome).toBe('complete'); // the day's other stream, clean
+
+    // reconcile can: each status's count, its copies counted as the window recorded them, is set
+    // against the warehouse, and both statuses disagree
+    const result = await reconcileDay(h.runtime, day);
+    const flagged = result.rows.filter((r) => r.stream === 'payments' && r.unexplained !== 0);
+    expect(flagged.map((r) => [r.status, r.unexplained]).sort()).toEqual(
+      [
+        [copied.status, -1],
+        [missing.status, 1],
+      ].sort(),
+    );
+    expect(result.mismatches).toBe(2);
+    const why = result.differences.filter((d) => d.stream === 'payments');
+    expect(why.map((d) => [d.kind, d.id])).toEqual(
+      expect.arrayContaining([
+        ['missing_in_warehouse', null],
+        ['missing_at_source', null],
+      ]),
+    );
+    for (const d of why) expect(d.reason).toMatch(/copies of records it lists twice.*\(confirmed by sync/);
+    // the record that stands in place of the missing one is named for the service's owners
+    expect(why.find((d) => d.kind === 'missing_at_source')?.reason).toContain(`listed twice: ${copied.id}`);
   });
 
   it('copies the reads do not agree on are not evidence: DUPLICATES_UNCONFIRMED after re-reads', async () => {
