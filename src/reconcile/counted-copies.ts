@@ -22,8 +22,24 @@ export interface CountedCopies {
   idsByStatus: Map<string, string[]>;
   /** Statuses a record was listed in while another listing of it showed another (contradicting copies). */
   contradicted: Set<string>;
-  /** Listings beyond the first that no complete window recorded as copies: not counted as copies. */
-  unrecorded: number;
+  /** Per status, listings beyond the first that no complete window recorded as copies: not counted. */
+  unrecorded: Map<string, number>;
+}
+
+/**
+ * The counts by status that two readings (before and after the list was read) agree on; a status whose
+ * count moved in between is left out (null: not checked).
+ */
+export function steadyCounts(
+  before: ReadonlyMap<string, Tally>,
+  after: ReadonlyMap<string, Tally>,
+): Map<string, Tally | null> {
+  const out = new Map<string, Tally | null>();
+  for (const status of new Set([...before.keys(), ...after.keys()])) {
+    const [a, b] = [before.get(status)?.count ?? 0, after.get(status)?.count ?? 0];
+    out.set(status, a === b ? { count: a, amount: null } : null);
+  }
+  return out;
 }
 
 /**
@@ -39,13 +55,13 @@ export function countCopies(
     byStatus: new Map(),
     idsByStatus: new Map(),
     contradicted: new Set(),
-    unrecorded: 0,
+    unrecorded: new Map(),
   };
   for (const t of twice) {
     const copies = t.statuses.slice(1);
     if (new Set(t.statuses).size > 1) for (const s of t.statuses) out.contradicted.add(s);
     if (t.id !== null && !recorded(t.createdAt)) {
-      out.unrecorded += copies.length;
+      for (const s of copies) out.unrecorded.set(s, (out.unrecorded.get(s) ?? 0) + 1);
       continue;
     }
     for (const s of copies) {
@@ -70,9 +86,13 @@ function gapDifference(
     ids.length === 0
       ? ''
       : ` (listed twice: ${ids.slice(0, NAMED_IDS).join(', ')}${ids.length > NAMED_IDS ? ` and ${ids.length - NAMED_IDS} more` : ''})`;
+  const unrecorded = copies.unrecorded.get(row.status) ?? 0;
   const counted =
     `the service counts ${count} ${row.status} record(s), ${copies.byStatus.get(row.status) ?? 0} of them ` +
-    `copies of records it lists twice${named} (confirmed by sync, DUPLICATES_LISTED), ${row.quarantined} quarantined`;
+    `copies of records it lists twice${named} (confirmed by sync, DUPLICATES_LISTED), ${row.quarantined} quarantined` +
+    (unrecorded > 0
+      ? ` (${unrecorded} more listing(s) of records listed twice that no complete window recorded are not counted as copies: read the day again)`
+      : '');
   return gap > 0
     ? {
         kind: 'missing_in_warehouse',
@@ -98,17 +118,20 @@ function gapDifference(
  * The record-by-record comparison with the count check added: a status nothing else flags whose service
  * count, less its copies, differs from warehouse + quarantined gets that gap as `unexplained` (its
  * `service` becomes the counted figure) and a difference without an id saying why. Statuses with
- * contradicting copies are left to their rejects (which copy the service counts where cannot be known).
+ * contradicting copies are left to their rejects (which copy the service counts where cannot be known),
+ * and statuses whose count is null (it moved while the list was read, steadyCounts) are not checked.
  */
 export function flagCountedCopies(
   compared: DayComparison,
-  counts: ReadonlyMap<string, Tally>,
+  counts: ReadonlyMap<string, Tally | null>,
   copies: CountedCopies,
 ): DayComparison {
   const differences = [...compared.differences];
   const rows = compared.rows.map((row) => {
     if (row.unexplained !== 0 || copies.contradicted.has(row.status)) return row;
-    const count = counts.get(row.status)?.count ?? 0;
+    const tally = counts.get(row.status);
+    if (tally === null) return row;
+    const count = tally?.count ?? 0;
     const copied = copies.byStatus.get(row.status) ?? 0;
     const gap = count - copied - row.warehouse - row.quarantined;
     if (gap === 0) return row;

@@ -20,7 +20,7 @@ import { ENDPOINTS } from '../upstream/client.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import { PAYMENT_STATUSES } from '../upstream/schemas.js';
 import { copiedWindows, dayRejects, talliesOf, warehouseDay, type StreamName } from './day-records.js';
-import { countCopies, flagCountedCopies } from './counted-copies.js';
+import { countCopies, flagCountedCopies, steadyCounts } from './counted-copies.js';
 import { exportDay } from './export-day.js';
 import { dayFolder, readLatestManifest } from './pack-disk.js';
 import { compareDay, type DayComparison, type RecordDifference, type ServiceRecord } from './record-diff.js';
@@ -65,12 +65,20 @@ async function reconcilePayments(runtime: Runtime, source: Source, w: Window): P
   const method = fast ? 'paged-confirm' : 'paged';
   const compared = await compareWith(runtime, { ...base, method }, service, warehouse, w, PAYMENT_STATUSES);
   if (!fast) return compared;
-  // the counts by status are the second line of evidence for copies (counted-copies.ts)
+  // The counts by status are the second line of evidence for copies (counted-copies.ts). They are taken
+  // again after the list: a status whose count moved meanwhile (a record changed status, one arrived
+  // late) says nothing about copies.
+  const again = await countByTotals(fetch, w, o);
+  if (!again) return compared;
   const spans = await copiedWindows(runtime.pool, source.name, 'payments', w);
   const pad = runtime.settings.WINDOW_PAD;
   const recorded = (at: number | null) =>
     at !== null && spans.some((s) => at >= s.start.getTime() - pad && at < s.end.getTime() + pad);
-  return flagCountedCopies(compared, fast.byStatus, countCopies(twice, recorded));
+  return flagCountedCopies(
+    compared,
+    steadyCounts(fast.byStatus, again.byStatus),
+    countCopies(twice, recorded),
+  );
 }
 
 async function reconcileTransfers(

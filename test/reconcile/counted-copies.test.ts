@@ -4,7 +4,7 @@
  * count (copies counted) is not warehouse + quarantined is flagged with the reason.
  */
 import { describe, expect, it } from '@jest/globals';
-import { countCopies, flagCountedCopies } from '../../src/reconcile/counted-copies.js';
+import { countCopies, flagCountedCopies, steadyCounts } from '../../src/reconcile/counted-copies.js';
 import type { ReconcileRow } from '../../src/reconcile/reconcile-row.js';
 
 const row = (status: string, service: number, warehouse: number, quarantined = 0): ReconcileRow => ({
@@ -40,7 +40,7 @@ describe('countCopies', () => {
         ['FAILED', 2],
       ]),
     );
-    expect(c.unrecorded).toBe(1); // no window recorded c's copy: not counted as one
+    expect(c.unrecorded).toEqual(new Map([['PENDING', 1]])); // no window recorded c's copy: not counted
     expect(c.contradicted.size).toBe(0);
   });
   it('a record without an id listed again with the same text is one record, whatever the windows say', () => {
@@ -82,6 +82,29 @@ describe('flagCountedCopies', () => {
       ['missing_in_warehouse', null, 'FAILED'],
     ]);
     expect(out.differences[1]!.reason).toMatch(/a copy may stand in place of a record never listed/);
+    expect(out.differences[0]!.reason).toContain('listed twice: a');
+  });
+  it('a status whose count moved while the list was read is not checked; the others are', () => {
+    const compared = { rows: [row('COMPLETE', 5, 5), row('FAILED', 3, 3)], differences: [] };
+    const steady = steadyCounts(
+      counts([
+        ['COMPLETE', 6],
+        ['FAILED', 3],
+      ]),
+      counts([
+        ['COMPLETE', 5],
+        ['FAILED', 3],
+        ['PENDING', 1],
+      ]),
+    );
+    expect(steady).toEqual(
+      new Map([
+        ['COMPLETE', null],
+        ['FAILED', { count: 3, amount: null }],
+        ['PENDING', null],
+      ]),
+    );
+    expect(flagCountedCopies(compared, steady, countCopies([], always))).toEqual(compared);
   });
   it('a status already flagged record by record, or with contradicting copies, is left as it is', () => {
     const compared = { rows: [row('COMPLETE', 6, 5), row('FAILED', 3, 3)], differences: [] };
