@@ -17,6 +17,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { reconcileAndHeal } from '../../src/reconcile/heal.js';
 import { exportDay } from '../../src/reconcile/export-day.js';
 import { reconcileDay } from '../../src/reconcile/reconcile.js';
+import { formatTable } from '../../src/reconcile/reconcile-table.js';
 import { EPOCH, FAR_FUTURE, FAR_PAST } from '../../src/sim/switches.js';
 import { runBackfillItem } from '../../src/sync/run-work.js';
 import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
@@ -199,6 +200,10 @@ describe('records listed more than once', () => {
       ]),
     );
     for (const d of why) expect(d.reason).toMatch(/copies of records it lists twice.*\(confirmed by sync/);
+    // the table reconcile prints says why under the rows
+    expect(formatTable(day, result.rows, { differences: result.differences })).toMatch(
+      /default\/payments \(no id\): missing in warehouse \(service: \S+ \?\): the service counts .* a copy may stand in place of a record never listed/,
+    );
     // the record that stands in place of the missing one is named for the service's owners
     expect(why.find((d) => d.kind === 'missing_at_source')?.reason).toContain(`listed twice: ${copied.id}`);
   });
