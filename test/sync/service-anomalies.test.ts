@@ -206,6 +206,19 @@ describe('records listed more than once', () => {
     );
     // the record that stands in place of the missing one is named for the service's owners
     expect(why.find((d) => d.kind === 'missing_at_source')?.reason).toContain(`listed twice: ${copied.id}`);
+
+    // --heal reads the day again (the service still lists the copy in place: still flagged) and flags
+    // no row for a count without a record, while a row the service lists is cleared of an old flag
+    await h.runtime.pool.query(
+      `UPDATE reporting.payments SET missing_at_source_since = now() WHERE id = $1`,
+      [copied.id],
+    );
+    const healed = await reconcileAndHeal(h.runtime, day, { attempts: 1, backoffMs: 0 });
+    expect(healed.result.mismatches).toBe(2);
+    const flags = await h.runtime.pool.query(
+      `SELECT count(*)::int AS n FROM reporting.payments WHERE missing_at_source_since IS NOT NULL`,
+    );
+    expect(flags.rows).toEqual([{ n: 0 }]);
   });
 
   it('copies the reads do not agree on are not evidence: DUPLICATES_UNCONFIRMED after re-reads', async () => {
