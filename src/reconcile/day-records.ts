@@ -44,6 +44,25 @@ export function talliesOf(records: readonly WarehouseRecord[]): Map<string, Tall
   );
 }
 
+/**
+ * The complete windows of the stream overlapping the day whose reads confirmed records listed more than
+ * once (their row's `duplicates`, DUPLICATES_LISTED): where reconcile counts a second listing as a copy.
+ */
+export async function copiedWindows(
+  db: Db,
+  source: string,
+  stream: StreamName,
+  w: Window,
+): Promise<Array<{ start: Date; end: Date }>> {
+  const { rows } = await db.query<{ start: Date; end: Date }>(
+    `SELECT window_start AS start, window_end AS end FROM reporting.sync_windows
+      WHERE source = $1 AND stream = $2 AND outcome = 'complete' AND duplicates > 0
+        AND window_start < $4 AND window_end > $3`,
+    [source, stream, w.start, w.end],
+  );
+  return rows;
+}
+
 /** The raw record's status as reconcile reads a listed item's (record-diff: '(none)' when unusable). */
 const RAW_STATUS = `CASE WHEN jsonb_typeof(raw->'status') = 'string' AND raw->>'status' <> ''
                          THEN raw->>'status' ELSE '(none)' END`;

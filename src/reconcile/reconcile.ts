@@ -7,7 +7,9 @@
  * Payments are first counted with a handful of requests (wrapper totals, service-counts.ts); when that
  * is not possible, or finds a difference, the day is read whole and compared record by record
  * (record-diff.ts), so a lying or inconsistent `total` cannot fake a mismatch and every difference is
- * named. Transfers have no date filter: their day is read from the whole list, once per reconcile run
+ * named. Where both were read, the counts by status are also set against the warehouse with copies
+ * counted as sync counts them (counted-copies.ts): a copy listed in place of a record never listed
+ * matches record by record, and only the counts show it. Transfers have no date filter: their day is read from the whole list, once per reconcile run
  * however many days it covers.
  */
 import type { Source } from '../config/settings.js';
@@ -17,7 +19,8 @@ import { withReconcileLease, type LeaseOptions } from './reconcile-lock.js';
 import { ENDPOINTS } from '../upstream/client.js';
 import { dayWindow, type Window } from '../sync/windows.js';
 import { PAYMENT_STATUSES } from '../upstream/schemas.js';
-import { dayRejects, talliesOf, warehouseDay, type StreamName } from './day-records.js';
+import { copiedWindows, dayRejects, talliesOf, warehouseDay, type StreamName } from './day-records.js';
+import { countCopies, flagCountedCopies, steadyCounts } from './counted-copies.js';
 import { exportDay } from './export-day.js';
 import { dayFolder, readLatestManifest } from './pack-disk.js';
 import { compareDay, type DayComparison, type RecordDifference, type ServiceRecord } from './record-diff.js';
@@ -58,9 +61,24 @@ async function reconcilePayments(runtime: Runtime, source: Source, w: Window): P
     );
     if (!rows.some(isMismatch)) return { rows, differences: [] };
   }
-  const service = await listPaymentsDay(fetch, w, o);
+  const { records: service, twice } = await listPaymentsDay(fetch, w, o);
   const method = fast ? 'paged-confirm' : 'paged';
-  return compareWith(runtime, { ...base, method }, service, warehouse, w, PAYMENT_STATUSES);
+  const compared = await compareWith(runtime, { ...base, method }, service, warehouse, w, PAYMENT_STATUSES);
+  if (!fast) return compared;
+  // The counts by status are the second line of evidence for copies (counted-copies.ts). They are taken
+  // again after the list: a status whose count moved meanwhile (a record changed status, one arrived
+  // late) says nothing about copies.
+  const again = await countByTotals(fetch, w, o);
+  if (!again) return compared;
+  const spans = await copiedWindows(runtime.pool, source.name, 'payments', w);
+  const pad = runtime.settings.WINDOW_PAD;
+  const recorded = (at: number | null) =>
+    at !== null && spans.some((s) => at >= s.start.getTime() - pad && at < s.end.getTime() + pad);
+  return flagCountedCopies(
+    compared,
+    steadyCounts(fast.byStatus, again.byStatus),
+    countCopies(twice, recorded),
+  );
 }
 
 async function reconcileTransfers(

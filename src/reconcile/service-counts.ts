@@ -67,26 +67,57 @@ function pagingOf(o: CountOptions) {
   return { size: o.pageSize, maxPages: o.maxPages, endpoint: o.endpoint, source: o.source };
 }
 
+/** A listed item's `updatedAt` in epoch milliseconds, or NaN when it has none readable. */
+function updatedAtOf(item: unknown): number {
+  const at = (item as { updatedAt?: unknown } | null)?.updatedAt;
+  return typeof at === 'string' ? Date.parse(at) : NaN;
+}
+
+/** A record a list named more than once, counted as sync counts it: one record plus its copies. */
+export interface ListedTwice {
+  /** Its id; null for a record without a usable id, listed again with the very same text. */
+  id: string | null;
+  createdAt: number | null;
+  /** The status of each listing, the first one first: `statuses.length - 1` copies. */
+  statuses: string[];
+}
+
 /**
  * Every distinct record a list answers (offset paging may repeat one): by id, and a record without a
- * usable id by its exact JSON text (the same record served twice is the same text).
+ * usable id by its exact JSON text (the same record served twice is the same text). Of copies of one id
+ * that differ, the one sync writes stands for it (sync/copies.ts): the newer `updatedAt`, else the last
+ * listed. `twice`: the records listed more than once, with each listing's status.
  */
-async function readAll(pages: AsyncIterable<ListPage>): Promise<Seen[]> {
-  const byKey = new Map<string, Seen>();
+async function readAll(pages: AsyncIterable<ListPage>): Promise<{ records: Seen[]; twice: ListedTwice[] }> {
+  const byKey = new Map<string, { seen: Seen; updatedAt: number; statuses: string[] }>();
   for await (const page of pages) {
     for (const item of page.items) {
       const seen = seenOf(item);
-      byKey.set(seen.id !== null ? `id:${seen.id}` : `raw:${toExactJson(item)}`, seen);
+      const key = seen.id !== null ? `id:${seen.id}` : `raw:${toExactJson(item)}`;
+      const updatedAt = updatedAtOf(item);
+      const before = byKey.get(key);
+      if (!before) byKey.set(key, { seen, updatedAt, statuses: [seen.status] });
+      else {
+        before.statuses.push(seen.status);
+        // an older copy does not stand for the id (NaN compares false: the later listing does)
+        if (!(before.updatedAt > updatedAt)) Object.assign(before, { seen, updatedAt });
+      }
     }
   }
-  return [...byKey.values()];
+  const values = [...byKey.values()];
+  return {
+    records: values.map((v) => v.seen),
+    twice: values
+      .filter((v) => v.statuses.length > 1)
+      .map((v) => ({ id: v.seen.id, createdAt: v.seen.createdAt, statuses: v.statuses })),
+  };
 }
 
-function readQuery(fetch: Fetch, query: Omit<ListQuery, 'page' | 'size'>, o: CountOptions) {
+async function readQuery(fetch: Fetch, query: Omit<ListQuery, 'page' | 'size'>, o: CountOptions) {
   return readAll(readPages((page) => fetch(query, page, o.pageSize), pagingOf(o)));
 }
 
-const inDay = (w: Window) => (s: Seen) =>
+const inDay = (w: Window) => (s: { createdAt: number | null }) =>
   s.createdAt !== null && s.createdAt >= w.start.getTime() && s.createdAt < w.end.getTime();
 
 /**
@@ -98,14 +129,18 @@ export async function listPaymentsDay(
   fetch: Fetch,
   window: Window,
   o: CountOptions,
-): Promise<ServiceRecord[]> {
-  const records = await readQuery(fetch, paddedQuery(window, Math.max(o.padMs, 1_000)), o);
-  return records.filter((r) => r.createdAt === null || inDay(window)(r)).map(toServiceRecord);
+): Promise<{ records: ServiceRecord[]; twice: ListedTwice[] }> {
+  const read = await readQuery(fetch, paddedQuery(window, Math.max(o.padMs, 1_000)), o);
+  const kept = (r: { createdAt: number | null }) => r.createdAt === null || inDay(window)(r);
+  return { records: read.records.filter(kept).map(toServiceRecord), twice: read.twice.filter(kept) };
 }
 
 /** The whole transfer list (the interface has no filter for it); a day keeps its own with `transfersOfDay`. */
-export function listTransfers(client: UpstreamClient, o: CountOptions): Promise<Seen[]> {
-  return readAll(readPages((page) => client.listTransfers({ page, size: o.pageSize }), pagingOf(o)));
+export async function listTransfers(client: UpstreamClient, o: CountOptions): Promise<Seen[]> {
+  const read = await readAll(
+    readPages((page) => client.listTransfers({ page, size: o.pageSize }), pagingOf(o)),
+  );
+  return read.records;
 }
 
 /** The day's transfers, by `createdAt` (a transfer without a readable one belongs to no day). */
@@ -135,14 +170,19 @@ export async function countByTotals(
   const endS = Math.ceil(window.end.getTime() / 1000);
   const before = await readQuery(fetch, { dateFrom: p.dateFrom, dateTo: startS + 1 }, o);
   const after = await readQuery(fetch, { dateFrom: endS - 1, dateTo: p.dateTo }, o);
-  if ([...before, ...after].some((r) => r.id === null || r.createdAt === null)) return null;
+  if ([...before.records, ...after.records].some((r) => r.id === null || r.createdAt === null)) return null;
+  const early = (r: { createdAt: number | null }) => r.createdAt! < window.start.getTime();
+  const late = (r: { createdAt: number | null }) => r.createdAt! >= window.end.getTime();
+  // every listing outside the day, copies included: the totals count each listing
   const outside = [
-    ...before.filter((r) => r.createdAt! < window.start.getTime()),
-    ...after.filter((r) => r.createdAt! >= window.end.getTime()),
+    ...before.records.filter(early).map((r) => r.status),
+    ...after.records.filter(late).map((r) => r.status),
+    ...before.twice.filter(early).flatMap((t) => t.statuses.slice(1)),
+    ...after.twice.filter(late).flatMap((t) => t.statuses.slice(1)),
   ];
   const byStatus = new Map<string, Tally>();
   for (const [status, total] of totals) {
-    const count = total - outside.filter((r) => r.status === status).length;
+    const count = total - outside.filter((s) => s === status).length;
     if (count !== 0) byStatus.set(status, { count, amount: null });
   }
   return { method: 'wrapper-total', byStatus };

@@ -57,6 +57,34 @@ export function listingWithCopies(
   };
 }
 
+/**
+ * Every record once, but for those for which `listedTwice` holds, whose second listing takes the place of
+ * the record `offset` after it (that record is not listed): the listing keeps its length. A copy that
+ * would fall past the end, or on a record itself listed twice or already displaced, is not made.
+ */
+export function listingWithCopiesInPlace(
+  length: number,
+  listedTwice: (index: number) => boolean,
+  offset: number,
+): Listing & { displaced: ReadonlyMap<number, number> } {
+  const sources = Int32Array.from({ length }, (_, i) => i);
+  const copy = new Uint8Array(length);
+  const displaced = new Map<number, number>(); // original index → displaced index
+  for (let i = 0; i < length; i++) {
+    const at = i + offset;
+    if (!listedTwice(i) || at >= length || copy[at] === 1 || listedTwice(at)) continue;
+    sources[at] = i;
+    copy[at] = 1;
+    displaced.set(i, at);
+  }
+  return {
+    length,
+    source: (position) => sources[position] as number,
+    isCopy: (position) => copy[position] === 1,
+    displaced,
+  };
+}
+
 export interface PagingAnomalies {
   pastEnd: PastEnd;
   pageCycle: { after: number; back: number } | null;

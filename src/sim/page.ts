@@ -5,7 +5,13 @@
  * total (`totalOffset`, `totalOverride`). With every switch at its default this is the plain page: one
  * concatenation of pre-serialised records.
  */
-import { type Listing, listingWithCopies, pagePlan, plainListing } from './listing.js';
+import {
+  type Listing,
+  listingWithCopies,
+  listingWithCopiesInPlace,
+  pagePlan,
+  plainListing,
+} from './listing.js';
 import { chosenById } from './prng.js';
 import { type Timeline, serialize } from './records.js';
 import {
@@ -77,8 +83,9 @@ function listingOf(sim: Simulator, selection: Selection<Timeline>): Listing {
   if (s.duplicateRate === 0 && s.duplicateIds.length === 0) return plainListing(end - start);
   const key = [items, start, end, sim.store.version, s];
   const twice = listedTwice(sim);
+  const lay = s.duplicateInPlace ? listingWithCopiesInPlace : listingWithCopies;
   return sim.listings.get(key, () =>
-    listingWithCopies(end - start, (i) => twice(items[start + i] as Timeline), s.duplicateOffset),
+    lay(end - start, (i) => twice(items[start + i] as Timeline), s.duplicateOffset),
   );
 }
 
@@ -110,14 +117,25 @@ export function servedCopies(sim: Simulator, organizationId: string, stream: Sim
   const now = sim.now();
   const query = { stream, organizationId, fromInclusive: true, toInclusive: true, order: 'asc' } as const;
   const { items, start, end } = sim.store.select(query, now);
+  const s = sim.switches();
   const twice = listedTwice(sim);
-  const edit = recordEditor(sim.switches(), stream, sim.seed, undefined) ?? ((json: string) => json);
+  const edit = recordEditor(s, stream, sim.seed, undefined) ?? ((json: string) => json);
+  const served = (record: Timeline, copy: boolean) =>
+    JSON.parse(edit(serialize(stream, record, now), record, copy)) as Record<string, unknown>;
+  const inPlace = s.duplicateInPlace
+    ? listingWithCopiesInPlace(end - start, (i) => twice(items[start + i] as Timeline), s.duplicateOffset)
+    : null;
   const out: SimCopy[] = [];
   for (let i = start; i < end; i++) {
     const record = items[i] as Timeline;
     if (record.raw !== undefined || !twice(record)) continue;
-    const json = serialize(stream, record, now);
-    out.push({ original: JSON.parse(edit(json, record, false)), copy: JSON.parse(edit(json, record, true)) });
+    const pair: SimCopy = { original: served(record, false), copy: served(record, true) };
+    if (inPlace) {
+      const at = inPlace.displaced.get(i - start);
+      if (at === undefined) continue; // no copy made
+      pair.displaced = served(items[start + at] as Timeline, false);
+    }
+    out.push(pair);
   }
   return out;
 }

@@ -99,6 +99,12 @@ export interface SimSwitches {
    * later page); past the end of the list it comes last.
    */
   duplicateOffset: number;
+  /**
+   * A second listing takes the place of the record listed there, which is not listed at all (a paging
+   * bug): the list keeps its length and `total` is the true count, so one list cannot tell the copy from
+   * a record listed twice with `total` counting both. Counts by status stay true (reconcile's evidence).
+   */
+  duplicateInPlace: boolean;
   /** What the second listing changes (`copies()` shows each pair). */
   copyVariant: CopyVariant;
   copyUpdatedAt: CopyClock;
@@ -260,6 +266,8 @@ export interface SimOutageSpan {
 export interface SimCopy {
   original: Record<string, unknown>;
   copy: Record<string, unknown>;
+  /** With `duplicateInPlace`: the record the copy stands in place of (not listed), as it would be served. */
+  displaced?: Record<string, unknown>;
 }
 
 export interface RunningSimulator {

@@ -177,6 +177,8 @@ export interface ScanEvidence {
   confirmedCopies?: number | null;
   /** Whether any read listed a transfer more than once. */
   copiesSeen?: boolean;
+  /** Copies of one transfer on different pages that the last read held back unjudged (copies.ts). */
+  copiesUnjudged?: boolean;
 }
 
 export type ScanVerdict =
@@ -190,6 +192,8 @@ export type ScanVerdict =
  * ids accumulating: a transfer created while paging an oldest-first list shifts the pages by one.
  */
 export function decideScan(e: ScanEvidence): ScanVerdict {
+  // copies of a transfer on different pages are judged by a read that holds them all: one more read
+  if (e.copiesUnjudged && e.reads <= MAX_SCAN_READS) return { verdict: 're-read' };
   if (e.maxTotal === null || e.distinct >= e.maxTotal) return { verdict: 'complete' };
   const copies = e.confirmedCopies ?? null;
   if (copies !== null && e.distinct + copies >= e.maxTotal)

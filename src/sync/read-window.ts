@@ -15,7 +15,7 @@ import { isImpossibleTimeReason, timeCheck } from './record-times.js';
 import type { NoteCode } from './window-reasons.js';
 import { DistinctIds } from './read-verdict.js';
 import { countListed } from './listing.js';
-import { judgeCopies } from './copies.js';
+import { HeldCopies } from './copies.js';
 
 export interface ReadOutcome {
   /** Distinct records received, valid and rejected alike (the service counts both). */
@@ -224,13 +224,7 @@ export async function readPaymentsWindow(
       });
   };
   // copies of one id across pages, judged once the read has them all (copies.ts)
-  const watch = opts.watch;
-  const held = new Map<string, Payment[]>();
-  const hold = (record: Payment) => {
-    const copies = held.get(record.id);
-    if (copies) copies.push(record);
-    else held.set(record.id, [record]);
-  };
+  const held = new HeldCopies<Payment>(opts.watch);
   let loading: Promise<unknown> = Promise.resolve();
   let readFailed = true;
   try {
@@ -273,11 +267,7 @@ export async function readPaymentsWindow(
       remember?.remember(page, tallied, rejects.length, far);
       for (const record of valid) {
         // no spread: a page's length is the service's choice
-        if (watch?.has(record.id)) hold(record);
-        else if (repeated.has(record.id)) {
-          hold(record);
-          out.unjudged.add(record.id);
-        } else batch.records.push(record);
+        if (!held.hold(record, repeated.has(record.id))) batch.records.push(record);
       }
       for (const reject of rejects) batch.rejects.push(reject);
       if (batched() < options.pageSize) continue;
@@ -292,32 +282,26 @@ export async function readPaymentsWindow(
     if (readFailed && batched() > 0) await load().catch(() => undefined);
   }
   await loading;
-  judgeHeld(out, held, batch, watch);
+  judgeHeld(out, held, batch);
   if (batched() > 0) await load();
   return out;
 }
 
 /**
- * The held copies, judged: a watched id's copies (all of them) give their version to write and, when
- * they contradict each other, every version as a reject; an id first seen repeated in this read keeps the
- * copy already written and waits for the next read, which holds all of its copies.
+ * The held copies, judged (copies.ts): a watched id's copies (all of them) give their version to write
+ * and, when they contradict each other, every version as a reject; an id first seen repeated in this read
+ * keeps the copy already written and waits for the next read, which holds all of its copies.
  */
 function judgeHeld(
   out: ReadOutcome,
-  held: ReadonlyMap<string, Payment[]>,
+  held: HeldCopies<Payment>,
   batch: { records: Payment[]; rejects: RejectedRecord[] },
-  watch: ReadonlySet<string> | undefined,
 ): void {
-  for (const [id, copies] of held) {
-    if (!watch?.has(id)) continue;
-    out.unjudged.delete(id);
-    const verdict = judgeCopies(copies);
-    if (verdict.keep) batch.records.push(verdict.keep);
-    for (const reject of verdict.rejects) batch.rejects.push(reject);
-    if (verdict.rejects.length === 0) continue; // the same record listed twice: a copy, not a reject
-    const unwritten = copies.length - (verdict.keep ? 1 : 0);
-    out.records -= unwritten;
-    out.rejects += unwritten;
-    out.anomalies.add('CONTRADICTING_COPIES');
-  }
+  for (const id of held.unjudged) out.unjudged.add(id);
+  const verdict = held.judge();
+  for (const record of verdict.records) batch.records.push(record);
+  for (const reject of verdict.rejects) batch.rejects.push(reject);
+  out.records -= verdict.unwritten;
+  out.rejects += verdict.unwritten;
+  if (verdict.contradicted) out.anomalies.add('CONTRADICTING_COPIES');
 }

@@ -42,6 +42,11 @@ export interface RunTally {
   maxTotal: number | null;
   /** Anomalies the reads saw (an impossible total, records quarantined for impossible times). */
   anomalies?: Set<NoteCode>;
+  /**
+   * Ids whose copies each read holds back (copies.ts): the ones the rejects hold as contradicted, and the
+   * ones a read listed more than once; a read of the whole list judges them.
+   */
+  watch?: Set<string>;
 }
 
 /** What the list is to be remembered as, once the verdict is in. */
@@ -74,7 +79,8 @@ async function read(
   t: RunTally,
   spec: { startPage: number; skipped: number; stopBefore: Date | null; organizationId: string | null },
 ) {
-  const outcome = await readTransferList(ctx, ctx.transferMemory, { ...spec, at: t.at });
+  const watch = t.watch && t.watch.size > 0 ? { watch: t.watch } : {};
+  const outcome = await readTransferList(ctx, ctx.transferMemory, { ...spec, at: t.at, ...watch });
   t.ids.merge(outcome.ids);
   t.records += outcome.records;
   t.rejects += outcome.rejects;
@@ -82,7 +88,16 @@ async function read(
   t.reads += 1;
   if (outcome.maxTotal !== null) t.maxTotal = Math.max(t.maxTotal ?? 0, outcome.maxTotal);
   if (outcome.anomalies.size > 0) t.anomalies = new Set([...(t.anomalies ?? []), ...outcome.anomalies]);
+  if (outcome.unjudged.size > 0) t.watch = new Set([...(t.watch ?? []), ...outcome.unjudged]);
   return outcome;
+}
+
+/** A shortcut read that held copies unjudged cannot prove them: a full scan judges them (copies.ts). */
+function copiesUnjudged(read: TransferReadOutcome): ShortcutOutcome | null {
+  if (read.unjudged.size === 0) return null;
+  return {
+    fellBack: `${read.unjudged.size} transfer(s) listed more than once or in contradicting copies: a full scan judges their copies`,
+  };
 }
 
 /** Distinct ids the memory holds for the source now, records without an id included. */
@@ -102,6 +117,8 @@ export async function readNewestFirst(
   const spec = { startPage: 0, skipped: 0, stopBefore: plan.stopBefore, organizationId: plan.organizationId };
   const first = await read(ctx, t, spec);
   if (first.summary !== null) return { ranToEnd: first };
+  const unjudged = copiesUnjudged(first);
+  if (unjudged) return unjudged;
   const list = await ctx.transferMemory.list(ctx.source.name);
   const verdict = decideNewestFirst({ held: await heldNow(ctx, list), maxTotal: t.maxTotal });
   if (verdict.verdict === 'full-scan') return { fellBack: verdict.why };
@@ -130,6 +147,8 @@ export async function readTail(ctx: SyncContext, plan: TransfersPlan, t: RunTall
     organizationId: plan.organizationId,
   };
   const tail = await read(ctx, t, spec);
+  const unjudged = copiesUnjudged(tail);
+  if (unjudged) return unjudged;
   const mustSee = plan.mustSee ?? [];
   const verdict = decideTail({
     oldestFirst: tail.order.ascending,
@@ -180,6 +199,7 @@ export async function scanInFull(
       maxTotal: t.maxTotal,
       confirmedCopies: confirmedCopies(listings),
       copiesSeen: listings.some((l) => l.copiesKey !== null),
+      copiesUnjudged: next.unjudged.size > 0,
     });
     if (verdict.verdict === 're-read') {
       next = await read(ctx, t, spec);

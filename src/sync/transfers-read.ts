@@ -5,13 +5,14 @@
  */
 import { ENDPOINTS } from '../upstream/client.js';
 import { readPages, type PageRead, type PagingSummary } from '../upstream/paging.js';
-import { validateTransfers } from '../upstream/schemas.js';
+import { validateTransfers, type RejectedRecord, type Transfer } from '../upstream/schemas.js';
 import { clockOf, type SyncContext } from './context.js';
 import { isImpossibleTimeReason, timeCheck } from './record-times.js';
 import type { NoteCode } from './window-reasons.js';
 import { DistinctIds, canStopNewestFirst, emptyOrder, observeOrder, type OrderSeen } from './read-verdict.js';
 import type { PositionEntry, TransferMemory } from './transfer-state.js';
 import { countListed } from './listing.js';
+import { HeldCopies } from './copies.js';
 
 export interface TransferReadSpec {
   startPage: number;
@@ -22,6 +23,11 @@ export interface TransferReadSpec {
   organizationId: string | null;
   /** When the read began: stamps the positions it remembers. */
   at: Date;
+  /**
+   * Ids whose every copy is held back (copies.ts): those an earlier read listed more than once, and those
+   * the rejects hold as contradicted. Judged only by a read of the whole list (from page 0 to the end).
+   */
+  watch?: ReadonlySet<string>;
 }
 
 export interface TransferReadOutcome {
@@ -41,8 +47,17 @@ export interface TransferReadOutcome {
   firstPage: { count: number; known: number };
   /** Records per page the service served, when a full page was followed by another non-empty one. */
   servedSize: number | null;
-  /** Anomalies the read saw: an impossible `total`, records quarantined for impossible times. */
+  /**
+   * Anomalies the read saw: an impossible `total`, records quarantined for impossible times, copies of
+   * one transfer contradicting each other.
+   */
   anomalies: Set<NoteCode>;
+  /**
+   * Ids whose copies this read held back unjudged: later copies of an id it listed before (its first copy
+   * is written), and watched ids of a read that did not cover the whole list (nothing of them written).
+   * A read that watches them judges them.
+   */
+  unjudged: Set<string>;
 }
 
 function idOf(item: unknown): string | null {
@@ -88,6 +103,19 @@ export async function readTransferList(
     firstPage: { count: 0, known: 0 },
     servedSize: null,
     anomalies: new Set(),
+    unjudged: new Set(),
+  };
+  // copies of one id across pages, judged once a read of the whole list has them all (copies.ts)
+  const held = new HeldCopies<Transfer>(spec.watch);
+  /** One page's records and rejects, committed together; the loader's own quarantine counts as rejects. */
+  const load = async (records: Transfer[], rejects: RejectedRecord[]): Promise<void> => {
+    const loaded = await warehouse.loadPage(
+      { source: source.name, stream: 'transfers', organizationId: spec.organizationId, records, rejects },
+      ctx.log,
+    );
+    // records the loader quarantined (conflicting copies, refused by PostgreSQL) count as rejects
+    out.records -= loaded.rejects - rejects.length;
+    out.rejects += loaded.rejects - rejects.length;
   };
   let position = spec.skipped;
   const times = timeCheck(clockOf(ctx), options.futureToleranceMs);
@@ -118,16 +146,9 @@ export async function readTransferList(
       out.order,
       valid.map((t) => t.createdAt),
     );
-    const loaded = await warehouse.loadPage(
-      {
-        source: source.name,
-        stream: 'transfers',
-        organizationId: spec.organizationId,
-        records: valid,
-        rejects,
-      },
-      ctx.log,
-    );
+    const repeated = new Set(valid.filter((t) => out.ids.ids.has(t.id)).map((t) => t.id)); // on earlier pages
+    const records = valid.filter((t) => !held.hold(t, repeated.has(t.id)));
+    await load(records, rejects);
     await memory.remember(source.name, entries, spec.at);
     tally(
       out,
@@ -135,16 +156,38 @@ export async function readTransferList(
       valid.map((t) => t.id),
       rejects.map((r) => r.id),
     );
-    // records the loader quarantined (conflicting copies, refused by PostgreSQL) count as rejects
-    out.records -= loaded.rejects - rejects.length;
-    out.rejects += loaded.rejects - rejects.length;
     position += page.items.length;
     if (canStopNewestFirst(spec.stopBefore, out.order)) {
       await pages.return(undefined as never);
       break;
     }
   }
+  await judgeHeld(out, held, spec.startPage === 0 && out.summary !== null, load);
   return out;
+}
+
+/**
+ * The held copies, judged (copies.ts) when the read covered the whole list: a watched id's copies give
+ * their version to write and, when they contradict each other, every version as a reject. A read of part
+ * of the list (stopped early, or a tail) may have missed a copy: it writes none of a watched id's, and
+ * leaves them unjudged for a read of the whole list.
+ */
+async function judgeHeld(
+  out: TransferReadOutcome,
+  held: HeldCopies<Transfer>,
+  whole: boolean,
+  load: (records: Transfer[], rejects: RejectedRecord[]) => Promise<void>,
+): Promise<void> {
+  for (const id of held.unjudged) out.unjudged.add(id);
+  if (!whole) {
+    for (const id of held.watchedSeen()) out.unjudged.add(id);
+    return;
+  }
+  const verdict = held.judge();
+  if (verdict.records.length + verdict.rejects.length > 0) await load(verdict.records, verdict.rejects);
+  out.records -= verdict.unwritten;
+  out.rejects += verdict.unwritten;
+  if (verdict.contradicted) out.anomalies.add('CONTRADICTING_COPIES');
 }
 
 function tally(out: TransferReadOutcome, page: PageRead, ids: string[], rejectIds: (string | null)[]): void {

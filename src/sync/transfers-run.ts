@@ -84,6 +84,8 @@ async function runToVerdict(
     pages: 0,
     reads: 0,
     maxTotal: null,
+    // ids the rejects hold as listed in contradicting copies: a read of the whole list judges every copy
+    watch: new Set((await ctx.warehouse.contradictedIds?.(ctx.source.name, 'transfers')) ?? []),
   };
   const shortcut: ShortcutOutcome | null =
     plan.mode === 'tail'

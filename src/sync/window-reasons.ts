@@ -146,7 +146,7 @@ export const WINDOW_REASONS = {
   // ---- notes: anomalies handled; the window may be complete ----
   DUPLICATES_LISTED: note(
     'the list named some records more than once (`total` counting every copy); two reads agreed, so the window is complete',
-    'nothing; the row’s `duplicates` says how many copies; reconcile counts them the same way',
+    'nothing; the row’s `duplicates` says how many copies; reconcile counts them the same way and flags a status whose count shows a copy standing in place of a missing record (docs/operations.md, copies in reconcile)',
   ),
   CONTRADICTING_COPIES: note(
     'two copies of one record differed (on different pages); the newer `updatedAt` was kept, a tie quarantined',

@@ -1,5 +1,6 @@
 /**
- * A service that lists a record twice within its interface: `total` counts both listings; the copy sits
+ * A service that lists a record twice within its interface: `total` counts both listings (or, in place
+ * of another record, which is then not listed, the true count); the copy sits
  * on the same page or on a later one; a contradicting copy changes status or amount with a later, an
  * earlier or the same `updatedAt`; the same records every read and for the same seed. And a wrapper
  * whose `total` no list can have.
@@ -40,6 +41,28 @@ describe('records listed twice', () => {
     ]);
     expect(read.flat().length).toBe(truth.length + 1);
     expect(new Set(ids(read.flat()))).toEqual(new Set(truth));
+  });
+
+  it('in place of another record: that one is not listed, total stays the true count, by status too', async () => {
+    const truth = sim.payments(org);
+    const [twice, gone] = [truth[2]!, truth[3]!];
+    sim.setSwitches({ duplicateIds: [twice.id], duplicateOffset: 1, duplicateInPlace: true });
+    expect(sim.copies(org, 'payments').map((c) => [c.original.id, c.displaced?.id])).toEqual([
+      [twice.id, gone.id],
+    ]);
+    const first = (await body(sim, `${ORG}?page=0&size=5`, key)) as Wrapper;
+    expect(first.total).toBe(truth.length);
+    const read = await pages(sim, ORG, key, 5);
+    expect(where(read, twice.id)).toEqual([
+      [0, 2],
+      [0, 3],
+    ]);
+    expect(where(read, gone.id)).toEqual([]);
+    expect(read.flat().length).toBe(truth.length);
+    const status = gone.status;
+    const byStatus = (await body(sim, `${ORG}?page=0&size=1&status=${status}`, key)) as Wrapper;
+    expect(byStatus.total).toBe(truth.filter((p) => p.status === status).length);
+    sim.setSwitches({ duplicateIds: [], duplicateInPlace: false });
   });
 
   it('with an offset of a page or more the copy lands on a later page', async () => {

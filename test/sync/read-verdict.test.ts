@@ -105,6 +105,18 @@ describe('decideScan: a full scan of the transfer list', () => {
       detail: 'received 150 distinct transfers of the 152 the service reported, after 2 reads',
     });
   });
+  it('copies held back unjudged on different pages: read again by a read that holds them all, even bare', () => {
+    expect(decideScan({ reads: 1, distinct: 10, maxTotal: null, copiesUnjudged: true })).toEqual({
+      verdict: 're-read',
+    });
+    expect(decideScan({ reads: 2, distinct: 10, maxTotal: 11, copiesUnjudged: true })).toEqual({
+      verdict: 're-read',
+    });
+    // a list that keeps listing new ids twice does not read for ever
+    expect(decideScan({ reads: 3, distinct: 10, maxTotal: null, copiesUnjudged: true })).toEqual({
+      verdict: 'complete',
+    });
+  });
 });
 
 const tail = (e: Partial<TailEvidence>): TailEvidence => ({

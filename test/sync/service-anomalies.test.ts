@@ -2,9 +2,11 @@
  * A service that misbehaves within its interface never stalls a day in silence (principle 8), on real
  * HTTP with the simulator, PostgreSQL and Redis:
  * - records listed twice, `total` counting every copy: complete on the evidence of two agreeing reads,
- *   the copies recorded on the window's row; reconcile counts the copies the same way;
- * - copies of one record that contradict each other on different pages: the newer `updatedAt` wins, a
- *   tie is quarantined, both versions stay in `sync_rejects` while the service lists them;
+ *   the copies recorded on the window's row; reconcile counts the copies the same way, keeps them apart
+ *   from quarantined records, and flags a copy standing in place of a record never listed;
+ * - copies of one payment or transfer that contradict each other on different pages: the newer
+ *   `updatedAt` wins, a tie is quarantined, both versions stay in `sync_rejects` while the service lists
+ *   them; a transfers day with them reconciles clean and is exported final;
  * - a `total` no list can have: judged as no total, noted on the row, never a failed write;
  * - a record time far in the future or before 2000: quarantined and read again, so the true state lands
  *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`;
@@ -13,10 +15,12 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { reconcileAndHeal } from '../../src/reconcile/heal.js';
+import { exportDay } from '../../src/reconcile/export-day.js';
 import { reconcileDay } from '../../src/reconcile/reconcile.js';
 import { EPOCH, FAR_FUTURE, FAR_PAST } from '../../src/sim/switches.js';
 import { runBackfillItem } from '../../src/sync/run-work.js';
 import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
+import { runTransfers } from '../../src/sync/transfers-run.js';
 import { dayWindow, localDayOf } from '../../src/sync/windows.js';
 import { paymentDifferences, startHarness, type Harness } from '../helpers/sync-harness.js';
 
@@ -92,9 +96,111 @@ describe('records listed more than once', () => {
     ]);
     expect(h.sim.copies(h.org, 'transfers').length).toBeGreaterThan(0);
 
-    // reconcile counts the copies the same way: the warehouse matches the service
+    // reconcile counts the copies the same way: the service's counts by status (which count every
+    // listing) differ from the warehouse, the day's list confirms the copies, and nothing is flagged
     const result = await reconcileDay(h.runtime, day);
     expect(result.mismatches).toBe(0);
+    const payments = result.rows.filter((r) => r.stream === 'payments');
+    expect(payments.some((r) => r.method === 'paged-confirm')).toBe(true);
+    expect(result.differences).toEqual([]);
+  });
+
+  it('reconcile keeps quarantined records apart from copies: malformed records and confirmed copies, no alarm', async () => {
+    h = await startHarness({
+      name: 'anomalies-dupes-malformed',
+      sim: {
+        now: new Date('2024-06-15T12:00:00.000Z'),
+        days: 2,
+        perDay: 80,
+        malformed: 2, // a missing field, an amount as text: quarantined, in a documented status
+        switches: { shape: 'wrapper', duplicateRate: 0.1, duplicateOffset: 30 },
+      },
+    });
+    const day = '2024-06-14';
+    const w = dayWindow(day, 'UTC');
+    await runBackfillItem(deps(h), {
+      stream: 'payments',
+      source: 'default',
+      start: w.start.getTime(),
+      end: w.end.getTime(),
+      kind: 'backfill',
+    });
+    expect((await tickTransfers(deps(h)))?.outcome).toBe('complete');
+    const rows = await windowRows(h);
+    expect(rows.every((r) => r.outcome === 'complete')).toBe(true);
+    expect(rows.reduce((n, r) => n + r.duplicates, 0)).toBeGreaterThan(0);
+    const result = await reconcileDay(h.runtime, day);
+    const payments = result.rows.filter((r) => r.stream === 'payments');
+    expect(payments.reduce((n, r) => n + r.quarantined, 0)).toBeGreaterThan(0); // malformed ones
+    expect(payments.some((r) => r.method === 'paged-confirm')).toBe(true); // counts by status were checked
+    expect(result.rows.filter((r) => r.unexplained !== 0)).toEqual([]);
+    expect(result.mismatches).toBe(0);
+  });
+
+  it('reconcile flags a copy standing in place of a record never listed, which one list cannot tell apart', async () => {
+    const NOON = new Date('2024-06-15T12:00:00.000Z');
+    h = await startHarness({
+      name: 'anomalies-dupes-in-place',
+      sim: { now: NOON, days: 2, perDay: 60, switches: { shape: 'wrapper' } },
+    });
+    // two payments of yesterday, listed one after the other, final, in different statuses: the first is
+    // listed twice, its copy where the second would be (the service's counts by status stay true)
+    const day = '2024-06-14';
+    const all = h.sim.payments(h.org);
+    const final = (p: (typeof all)[number]) => p.status === 'COMPLETE' || p.status === 'FAILED';
+    const at = all.findIndex(
+      (p, i) =>
+        i > 5 &&
+        localDayOf(new Date(p.createdAt), 'UTC') === day &&
+        all[i + 1] !== undefined &&
+        localDayOf(new Date(all[i + 1]!.createdAt), 'UTC') === day &&
+        final(p) &&
+        final(all[i + 1]!) &&
+        p.status !== all[i + 1]!.status,
+    );
+    const [copied, missing] = [all[at]!, all[at + 1]!];
+    h.sim.setSwitches({ duplicateIds: [copied.id], duplicateInPlace: true, duplicateOffset: 1 });
+    expect(h.sim.copies(h.org, 'payments').map((c) => c.displaced?.id)).toEqual([missing.id]);
+
+    // sync cannot tell it within the list: two agreeing reads, complete, the copy on the row
+    const w = dayWindow(day, 'UTC');
+    const item = await runBackfillItem(deps(h), {
+      stream: 'payments',
+      source: 'default',
+      start: w.start.getTime(),
+      end: w.end.getTime(),
+      kind: 'backfill',
+    });
+    expect(item.records).toBeGreaterThan(0);
+    const rows = await windowRows(h);
+    expect(rows.map((r) => [r.outcome, r.duplicates, r.anomalies])).toEqual([
+      ['complete', 1, ['DUPLICATES_LISTED']],
+    ]);
+    const held = await h.runtime.pool.query(`SELECT id FROM reporting.payments WHERE id = $1`, [missing.id]);
+    expect(held.rows).toEqual([]);
+    expect((await tickTransfers(deps(h)))?.outcome).toBe('complete'); // the day's other stream, clean
+
+    // reconcile can: each status's count, its copies counted as the window recorded them, is set
+    // against the warehouse, and both statuses disagree
+    const result = await reconcileDay(h.runtime, day);
+    const flagged = result.rows.filter((r) => r.stream === 'payments' && r.unexplained !== 0);
+    expect(flagged.map((r) => [r.status, r.unexplained]).sort()).toEqual(
+      [
+        [copied.status, -1],
+        [missing.status, 1],
+      ].sort(),
+    );
+    expect(result.mismatches).toBe(2);
+    const why = result.differences.filter((d) => d.stream === 'payments');
+    expect(why.map((d) => [d.kind, d.id])).toEqual(
+      expect.arrayContaining([
+        ['missing_in_warehouse', null],
+        ['missing_at_source', null],
+      ]),
+    );
+    for (const d of why) expect(d.reason).toMatch(/copies of records it lists twice.*\(confirmed by sync/);
+    // the record that stands in place of the missing one is named for the service's owners
+    expect(why.find((d) => d.kind === 'missing_at_source')?.reason).toContain(`listed twice: ${copied.id}`);
   });
 
   it('copies the reads do not agree on are not evidence: DUPLICATES_UNCONFIRMED after re-reads', async () => {
@@ -224,6 +330,115 @@ describe('contradicting copies on different pages', () => {
       expect(r.open).toBe(true);
       expect(r.reason).toMatch(/same newest updatedAt; which copy is true cannot be known, none is kept/);
     }
+  });
+});
+
+describe('contradicting transfer copies on different pages', () => {
+  const NOON = new Date('2024-06-15T12:00:00.000Z');
+  interface TransferReject {
+    reason: string;
+    status: string;
+    amount: string;
+    open: boolean;
+  }
+  const rejectsOf = async (hh: Harness, id: string) =>
+    (
+      await hh.runtime.pool.query<TransferReject>(
+        `SELECT reason, raw->>'status' AS status, raw->>'amount' AS amount, resolved_at IS NULL AS open
+           FROM reporting.sync_rejects WHERE stream = 'transfers' AND record_id = $1
+          ORDER BY raw->>'updatedAt', raw->>'amount'`,
+        [id],
+      )
+    ).rows;
+  const scanRows = async (hh: Harness) =>
+    (
+      await hh.runtime.pool.query<{ outcome: string; duplicates: number; anomalies: string[] }>(
+        `SELECT outcome, duplicates, anomalies FROM reporting.sync_windows
+          WHERE stream = 'transfers' ORDER BY fetched_at`,
+      )
+    ).rows;
+  const held = async (hh: Harness, id: string) =>
+    (
+      await hh.runtime.pool.query<{ status: string; amount: string; updated_at: Date }>(
+        `SELECT status, amount::text AS amount, updated_at FROM reporting.transfers WHERE id = $1`,
+        [id],
+      )
+    ).rows;
+
+  it.each(['later', 'earlier'] as const)(
+    'the newer updatedAt wins (copy %s), both versions stay quarantined while listed; the scan notes it; the day is final',
+    async (clock) => {
+      h = await startHarness({
+        name: `anomalies-contradict-transfers-${clock}`,
+        sim: { now: NOON, days: 2, perDay: 60 },
+        env: { PAGE_SIZE: '2' },
+      });
+      const victim = h.sim.transfers(h.org)[1]!;
+      h.sim.setSwitches({
+        duplicateIds: [victim.id],
+        duplicateOffset: 3, // the copy on the next page
+        copyVariant: 'status',
+        copyUpdatedAt: clock,
+      });
+      const [pair] = h.sim.copies(h.org, 'transfers');
+      type Served = { status: string; updatedAt: string };
+      const copy = pair!.copy as Served;
+      expect(copy.status).not.toBe(victim.status);
+      const kept: Served = clock === 'later' ? copy : victim;
+      const versions = clock === 'later' ? [victim.status, copy.status] : [copy.status, victim.status];
+      for (let i = 0; i < 2; i++) {
+        expect((await tickTransfers(deps(h)))?.outcome).toBe('complete');
+        expect(await held(h, victim.id)).toMatchObject([
+          { status: kept.status, updated_at: new Date(kept.updatedAt) },
+        ]);
+        const rejects = await rejectsOf(h, victim.id);
+        expect(rejects.map((r) => [r.status, r.open])).toEqual(versions.map((v) => [v, true]));
+        for (const r of rejects)
+          expect(r.reason).toMatch(/^contradicting copies: .*status.*the newer updatedAt/);
+      }
+      // the scan's row says it as a payments window's does: one copy confirmed, the contradiction noted
+      const scans = await scanRows(h);
+      expect(scans.every((r) => r.outcome === 'complete')).toBe(true);
+      expect(scans[0]).toEqual({
+        outcome: 'complete',
+        duplicates: 1,
+        anomalies: ['CONTRADICTING_COPIES', 'DUPLICATES_LISTED'],
+      });
+
+      // nothing else wrong: the day reconciles with no unexplained difference and is exported final
+      await tickPayments(deps(h));
+      const day = localDayOf(new Date(victim.createdAt), 'UTC');
+      const reconciled = await reconcileDay(h.runtime, day);
+      expect(reconciled.rows.filter((r) => r.stream === 'transfers' && r.unexplained !== 0)).toEqual([]);
+      expect(reconciled.mismatches).toBe(0);
+      const later = new Date(h.sim.now().getTime() + h.settings.SETTLE_HORIZON + 2 * 86_400_000);
+      expect((await exportDay(h.runtime, day, { now: later })).state).toBe('final');
+
+      // the service lists it once again: the next read of the whole list clears both versions
+      h.sim.setSwitches({ duplicateIds: [] });
+      await runTransfers(deps(h), { mode: 'full', stopBefore: null, organizationId: null });
+      expect((await rejectsOf(h, victim.id)).map((r) => r.open)).toEqual([false, false]);
+      expect(await held(h, victim.id)).toMatchObject([{ status: kept.status }]);
+    },
+  );
+
+  it('a tie (same updatedAt, different amounts): neither copy is written, both are quarantined', async () => {
+    h = await startHarness({
+      name: 'anomalies-tie-transfers',
+      sim: { now: NOON, days: 2, perDay: 60 },
+      env: { PAGE_SIZE: '2' },
+    });
+    const victim = h.sim.transfers(h.org)[1]!;
+    h.sim.setSwitches({ duplicateIds: [victim.id], duplicateOffset: 3, copyVariant: 'amount' });
+    expect((await tickTransfers(deps(h)))?.outcome).toBe('complete');
+    const rejects = await rejectsOf(h, victim.id);
+    expect(rejects).toHaveLength(2);
+    expect(new Set(rejects.map((r) => r.amount)).size).toBe(2);
+    for (const r of rejects) {
+      expect(r.open).toBe(true);
+      expect(r.reason).toMatch(/same newest updatedAt; which copy is true cannot be known, none is kept/);
+    }
+    expect((await scanRows(h))[0]?.anomalies).toContain('CONTRADICTING_COPIES');
   });
 });
 
