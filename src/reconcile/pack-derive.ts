@@ -197,6 +197,7 @@ export async function derivePack(
         ? stateNow
         : { ...stateNow, stateReason: withBlocked(stateNow.stateReason, blocked) };
     const digests = await recordsDigests(client, range);
+    await workbook.readSmallSheets(client, range);
     const files: PackFiles<WrittenFile> = {
       ...(await recordFiles),
       summary,
