@@ -460,7 +460,9 @@ async function exportScenario(quick: boolean): Promise<void> {
     [script, ...(quick ? ['--quick'] : []), '--json'],
     { maxBuffer: 1 << 24 },
   );
-  const last = stdout.trim().split('\n').at(-1) ?? '{}';
+  const lines = stdout.trim().split('\n');
+  const last = lines.pop() ?? '{}';
+  say(lines.join('\n')); // per size: wall time, the export's own CPU, the bare copy, peak RSS; the load average
   try {
     for (const r of JSON.parse(last) as Row[]) rows.push(r);
   } catch {

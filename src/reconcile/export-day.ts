@@ -56,7 +56,7 @@ import {
 } from './pack-disk.js';
 import { withDayLock } from './pack-lock.js';
 import { SNAPSHOT_DELETE_SQL, SNAPSHOT_INSERT_SQL } from './pack-query.js';
-import { changedSinceLastVersion, restatementSince } from './restatement.js';
+import { changedSinceLastVersion, restatementFromFiles, restatementFromSnapshot } from './restatement.js';
 import { restatedAfterSignoff } from './signoff-restated.js';
 import { manifestSignoff } from './signoff-state.js';
 import { signoffStateOfDay } from './signoff-store.js';
@@ -225,18 +225,22 @@ async function exportLocked(
   job: DayJob,
   dayDir: string,
 ): Promise<ExportResult> {
-  const { day, range } = job;
+  const { day } = job;
   const published = await readPublished(client, day, dayDir);
   const latest = published?.own ?? null;
   const temp = await tempFolder(dayDir);
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
   let derived: DerivedPack | undefined;
   try {
-    derived = await derivePack(runtime, client, job, temp);
-    // compared with the previous version before its snapshot is replaced; both undone if nothing changed
-    const restatement = published ? await restatementSince(client, job, dayDir, published, temp) : null;
-    const sameDay = latest !== null && (await sameRecords(client, job, latest));
-    await replaceSnapshot(client, range, day);
+    // compared with the previous version before its snapshot is replaced; both undone if nothing changed.
+    // From the snapshot, while the records files are written; from the files, once they are.
+    let bySnapshot: Promise<Compared | null> = Promise.resolve(null);
+    derived = await derivePack(runtime, client, job, temp, () => {
+      bySnapshot = compareBySnapshot(client, job, published);
+      return bySnapshot;
+    });
+    const { restatement, sameDay } =
+      (await bySnapshot) ?? (await compareByFiles(client, job, dayDir, published as Published, temp));
     await pausePoint('export:files-written');
     const counts = { payments: derived.files.payments.rows, transfers: derived.files.transfers.rows };
     const facts = { day, counts, quarantined: derived.quarantined, ...derived.state };
@@ -273,6 +277,44 @@ async function exportLocked(
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
+}
+
+/** What the day says against its published version (none: a first version). */
+interface Compared {
+  restatement: Manifest['restatement'];
+  /** The day's records are the published version's. */
+  sameDay: boolean;
+}
+
+/**
+ * Compares the day with its published version's snapshot, then replaces the snapshot with the day's
+ * records now (both in the export's transaction). Null, with nothing replaced, when the snapshot is not
+ * the published version's: the version's files decide then (compareByFiles).
+ */
+async function compareBySnapshot(
+  client: PoolClient,
+  job: DayJob,
+  published: Published | null,
+): Promise<Compared | null> {
+  const restatement = published ? await restatementFromSnapshot(client, job, published) : null;
+  if (published && !restatement) return null;
+  const sameDay = published !== null && (await sameRecords(client, job, published.own));
+  await replaceSnapshot(client, job.range, job.day);
+  return { restatement, sameDay };
+}
+
+/** Compares the day with its published version's files (the new version's written), then replaces the snapshot. */
+async function compareByFiles(
+  client: PoolClient,
+  job: DayJob,
+  dayDir: string,
+  published: Published,
+  temp: string,
+): Promise<Compared> {
+  const restatement = await restatementFromFiles(dayDir, published, temp);
+  const sameDay = await sameRecords(client, job, published.own);
+  await replaceSnapshot(client, job.range, job.day);
+  return { restatement, sameDay };
 }
 
 interface NewVersion {

@@ -164,13 +164,16 @@ async function stateOf(
 
 /**
  * Derives the day's pack into `dir`. `client` is in a REPEATABLE READ transaction (the caller's: export
- * commits what it records there, verify rolls back).
+ * commits what it records there, verify rolls back). `alongside`, if given, is the caller's own work on
+ * `client`, run after the derivation's queries while the records files are still being written (their
+ * COPY is on another connection); it is awaited before this returns.
  */
 export async function derivePack(
   runtime: Runtime,
   client: PoolClient,
   job: DayJob,
   dir: string,
+  alongside?: () => Promise<unknown>,
 ): Promise<DerivedPack> {
   const { range, day } = job;
   const workbook = PackWorkbook.open(dir, { day, zone: runtime.settings.REPORT_TIMEZONE });
@@ -197,6 +200,8 @@ export async function derivePack(
         ? stateNow
         : { ...stateNow, stateReason: withBlocked(stateNow.stateReason, blocked) };
     const digests = await recordsDigests(client, range);
+    await workbook.readSmallSheets(client, range);
+    await alongside?.();
     const files: PackFiles<WrittenFile> = {
       ...(await recordFiles),
       summary,

@@ -84,11 +84,15 @@ export function recordsColumns(sheet: RecordsSheet, zone: string): SheetColumn[]
 /**
  * Whether every amount of the day's records (of one table) is a number a spreadsheet shows exactly: at
  * most 15 significant digits and 30 decimals (xlsx-cells.ts's isExactNumber, in SQL). Decides the amount
- * column's look before its first row is written.
+ * column's look before its first row is written, so the records' COPY waits for it: numeric arithmetic
+ * rather than text. An amount below 10^(15 - its scale) has at most 15 digits from its first non-zero
+ * one to its last; only a larger one (zeros at its end, or not exact) has its digits counted as text.
+ * NaN and infinities have no scale: not exact.
  */
 export function allAmountsExactSql(table: string): string {
-  return `SELECT coalesce(bool_and(amount::text ~ '^-?[0-9]+(\\.[0-9]{1,30})?$'
-                   AND length(trim(both '0' from translate(amount::text, '-.', ''))) <= 15), true) AS exact
+  return `SELECT coalesce(bool_and(coalesce(scale(amount) <= 30
+                   AND (abs(amount) < power(10::numeric, 15 - scale(amount))
+                        OR length(trim(both '0' from translate(amount::text, '-.', ''))) <= 15), false)), true) AS exact
             FROM ${table}
            WHERE created_at >= $1 AND created_at < $2`;
 }

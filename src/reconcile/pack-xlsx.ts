@@ -32,7 +32,7 @@ import {
 import { summarySheet, type CloseFacts, type SettledRow } from './pack-xlsx-summary.js';
 import { recordsCopySql, SUMMARY_SQL } from './pack-query.js';
 import type { WrittenFile } from './pack-writer.js';
-import { queryRows } from './xlsx-query-rows.js';
+import { queryRows, type QueryRows } from './xlsx-query-rows.js';
 import { appXml, contentTypesXml, coreXml, rootRelsXml, workbookRelsXml, workbookXml } from './xlsx-book.js';
 import { MAX_SHEET_ROWS, type AmountLook, type Cell } from './xlsx-cells.js';
 import { smallSheetXml, type SheetColumn, type SheetFrame } from './xlsx-sheet.js';
@@ -83,6 +83,8 @@ export class PackWorkbook {
   private parts = 0;
   /** SUMMARY_SQL's rows, when the caller already read them in the same snapshot (summary.csv's). */
   private summaryRows: unknown[][] | null = null;
+  /** The rejects and settled rows, when read before `finish` (readSmallSheets). */
+  private smallRows: SmallSheetRows | null = null;
 
   private constructor(
     private readonly zip: ZipWriter,
@@ -125,6 +127,15 @@ export class PackWorkbook {
     this.summaryRows = rows;
   }
 
+  /**
+   * Reads the rejects sheet's and the settled subtotals' rows now, on `client` (in the export's snapshot),
+   * so that `finish` does not: the export reads them while the records files' COPY runs on its other
+   * connection, rather than after it.
+   */
+  async readSmallSheets(client: ClientBase, range: [Date, Date]): Promise<void> {
+    this.smallRows = await readSmallSheetRows(client, range, this.options);
+  }
+
   private async small(
     name: string,
     columns: readonly SheetColumn[],
@@ -142,15 +153,8 @@ export class PackWorkbook {
    * must be in the export's snapshot. Returns the file's rows per sheet, size and SHA-256.
    */
   async finish(client: ClientBase, input: FinishInput): Promise<WorkbookFile> {
-    const { day, zone } = this.options;
-    // the same selection as rejects.csv: its counts per stream are summary.csv's quarantined rows
-    const rejects = await queryRows(
-      client,
-      REJECTS_SHEET_SQL,
-      [...input.range, day, zone],
-      REJECTS_COLUMNS,
-      zone,
-    );
+    const { rejects, settled } =
+      this.smallRows ?? (await readSmallSheetRows(client, input.range, this.options));
     const quarantined = { payments: 0, transfers: 0 };
     for (const row of rejects.rows) {
       const stream = row[REJECTS_STREAM]?.value;
@@ -159,9 +163,8 @@ export class PackWorkbook {
     const summaryRows =
       this.summaryRows ??
       (await client.query<unknown[]>({ text: SUMMARY_SQL, values: input.range, rowMode: 'array' })).rows;
-    const settled = await client.query<SettledRow>(SETTLED_SQL, input.range);
     const close = input.manifest as CloseFacts;
-    const sheet = summarySheet({ rows: summaryRows, settled: settled.rows, quarantined, close });
+    const sheet = summarySheet({ rows: summaryRows, settled, quarantined, close });
     await this.small('summary', sheet.columns, sheet.rows);
     this.tables.summary = { rows: sheet.rows.length, sheets: ['summary'], flags: {} };
     this.looks.summary = sheet.look;
@@ -220,6 +223,23 @@ export class PackWorkbook {
   abort(): void {
     this.zip.abort();
   }
+}
+
+interface SmallSheetRows {
+  rejects: QueryRows;
+  settled: SettledRow[];
+}
+
+/** The rejects sheet's rows and the settled subtotals, read on `client` (in the export's snapshot). */
+async function readSmallSheetRows(
+  client: ClientBase,
+  range: [Date, Date],
+  { day, zone }: WorkbookOptions,
+): Promise<SmallSheetRows> {
+  // the same selection as rejects.csv: its counts per stream are summary.csv's quarantined rows
+  const rejects = await queryRows(client, REJECTS_SHEET_SQL, [...range, day, zone], REJECTS_COLUMNS, zone);
+  const settled = await client.query<SettledRow>(SETTLED_SQL, range);
+  return { rejects, settled: settled.rows };
 }
 
 /** Streams a records file's COPY through `sink` alone (no CSV), on `client`'s current transaction. */

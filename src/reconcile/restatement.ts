@@ -108,19 +108,30 @@ export async function changesBetweenFiles(oldDir: string, old: Manifest, newDir:
 }
 
 /**
- * What changed since the published version: from the snapshot when it is that version's, else from the
- * version's files (checked against their manifest before this is called).
+ * What changed since the published version, from the snapshot when it is that version's (read before
+ * the snapshot is replaced); null when it is not, and the version's files must decide
+ * (restatementFromFiles).
  */
-export async function restatementSince(
+export async function restatementFromSnapshot(
   client: PoolClient,
   job: DayJob,
-  dayDir: string,
   published: { own: Manifest; ownSha256: string },
+): Promise<Restatement | null> {
+  const { version } = published.own;
+  if (!(await snapshotIsOf(client, job.day, version, published.ownSha256))) return null;
+  return changesSinceSnapshot(client, job.range, job.day, version);
+}
+
+/**
+ * What changed since the published version, from its files (checked against their manifest before this
+ * is called) and the new version's, once written into `newDir`.
+ */
+export async function restatementFromFiles(
+  dayDir: string,
+  published: { own: Manifest },
   newDir: string,
 ): Promise<Restatement> {
   const { version } = published.own;
-  if (await snapshotIsOf(client, job.day, version, published.ownSha256))
-    return changesSinceSnapshot(client, job.range, job.day, version);
   const rows = await changesBetweenFiles(join(dayDir, versionDir(version)), published.own, newDir);
   return classifyChanges(rows, version);
 }
