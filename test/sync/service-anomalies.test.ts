@@ -321,6 +321,16 @@ describe('contradicting copies on different pages', () => {
     }
     expect((await windowRows(h)).some((r) => r.anomalies.includes('CONTRADICTING_COPIES'))).toBe(true);
 
+    // nothing else wrong: the day reconciles (the copy sync kept stands for the id, the counts by status
+    // agree once copies are counted) and is exported final
+    await tickTransfers(deps(h));
+    const day = localDayOf(new Date(victim.createdAt), 'UTC');
+    const reconciled = await reconcileDay(h.runtime, day);
+    expect(reconciled.rows.some((r) => r.stream === 'payments' && r.method === 'paged-confirm')).toBe(true);
+    expect(reconciled.rows.filter((r) => r.unexplained !== 0)).toEqual([]);
+    const later = new Date(h.sim.now().getTime() + h.settings.SETTLE_HORIZON + 2 * 86_400_000);
+    expect((await exportDay(h.runtime, day, { now: later })).state).toBe('final');
+
     h.sim.setSwitches({ duplicateIds: [] }); // the service lists it once again
     await tickPayments(deps(h));
     expect((await rejectsOf(h, victim.id)).map((r) => r.open)).toEqual([false, false]);
