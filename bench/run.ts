@@ -345,7 +345,7 @@ const CEILING_SHARE_GOAL = 0.95;
  */
 async function ceilingScenario(quick: boolean): Promise<void> {
   const rps = 20;
-  const base = { payments: quick ? 12_000 : 30_000, days: 10, rps, pageCap: 100, pageSize: 100 };
+  const base = { payments: quick ? 12_000 : 60_000, days: 10, rps, pageCap: 100, pageSize: 100 };
   for (const latencyMs of [150, 500]) {
     for (const workers of [1, 2]) {
       const spec: CeilingSpec = { ...base, latencyMs, workers };
