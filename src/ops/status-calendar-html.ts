@@ -35,7 +35,7 @@ function recordLine(r: ListedRecord): string {
   const what =
     r.kind === 'quarantined'
       ? `quarantined${r.reason ? `: ${r.reason}` : ''}`
-      : `${r.kind.replace(/_/g, ' ')}: service ${r.serviceStatus ?? '-'} ${r.serviceAmount ?? ''} / warehouse ${r.warehouseStatus ?? '-'} ${r.warehouseAmount ?? ''}`;
+      : `${r.kind.replace(/_/g, ' ')}: service ${r.serviceStatus ?? '-'} ${r.serviceAmount ?? ''} / warehouse ${r.warehouseStatus ?? '-'} ${r.warehouseAmount ?? ''}${r.reason ? ` (${r.reason})` : ''}`;
   return `<li>${e(r.stream)} ${e(r.id ?? '(no id)')}: ${e(what)}</li>`;
 }
 

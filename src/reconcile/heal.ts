@@ -145,9 +145,11 @@ async function flagMissingAtSource(
   let flagged = 0;
   for (const source of runtime.settings.sources) {
     for (const stream of ['payments', 'transfers'] as const) {
+      // a count without a record (counted-copies.ts) names no row to flag; a NULL would also make
+      // `id <> ALL(...)` below unknown for every row, and no flag would ever clear
       const missing = differences
         .filter((d) => d.kind === 'missing_at_source' && d.source === source.name && d.stream === stream)
-        .map((d) => d.id as string);
+        .flatMap((d) => (d.id === null ? [] : [d.id]));
       const table = TABLES[stream];
       const set = await runtime.pool.query(
         `UPDATE ${table} SET missing_at_source_since = now()

@@ -129,14 +129,17 @@ export function recordLines(differences: readonly RecordDifference[], limit: num
   ];
 }
 
+/** A difference's reason, when it has one (a count without a record: counted-copies.ts). */
+const because = (d: RecordDifference): string => (d.reason ? `: ${d.reason}` : '');
+
 export function describeDifference(d: RecordDifference): string {
   const id = d.id ?? '(no id)';
   const where = `${d.source}/${d.stream} ${id}`;
   switch (d.kind) {
     case 'missing_in_warehouse':
-      return `${where}: missing in warehouse (service: ${d.serviceStatus} ${d.serviceAmount ?? '?'})`;
+      return `${where}: missing in warehouse (service: ${d.serviceStatus} ${d.serviceAmount ?? '?'})${because(d)}`;
     case 'missing_at_source':
-      return `${where}: missing at source (warehouse: ${d.warehouseStatus} ${d.warehouseAmount})`;
+      return `${where}: missing at source (warehouse: ${d.warehouseStatus} ${d.warehouseAmount ?? '?'})${because(d)}`;
     case 'quarantined':
       return `${where}: quarantined (${d.serviceStatus}): ${d.reason}`;
     default: {

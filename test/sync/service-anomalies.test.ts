@@ -17,6 +17,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { reconcileAndHeal } from '../../src/reconcile/heal.js';
 import { exportDay } from '../../src/reconcile/export-day.js';
 import { reconcileDay } from '../../src/reconcile/reconcile.js';
+import { formatTable } from '../../src/reconcile/reconcile-table.js';
 import { EPOCH, FAR_FUTURE, FAR_PAST } from '../../src/sim/switches.js';
 import { runBackfillItem } from '../../src/sync/run-work.js';
 import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
@@ -199,8 +200,25 @@ describe('records listed more than once', () => {
       ]),
     );
     for (const d of why) expect(d.reason).toMatch(/copies of records it lists twice.*\(confirmed by sync/);
+    // the table reconcile prints says why under the rows
+    expect(formatTable(day, result.rows, { differences: result.differences })).toMatch(
+      /default\/payments \(no id\): missing in warehouse \(service: \S+ \?\): the service counts .* a copy may stand in place of a record never listed/,
+    );
     // the record that stands in place of the missing one is named for the service's owners
     expect(why.find((d) => d.kind === 'missing_at_source')?.reason).toContain(`listed twice: ${copied.id}`);
+
+    // --heal reads the day again (the service still lists the copy in place: still flagged) and flags
+    // no row for a count without a record, while a row the service lists is cleared of an old flag
+    await h.runtime.pool.query(
+      `UPDATE reporting.payments SET missing_at_source_since = now() WHERE id = $1`,
+      [copied.id],
+    );
+    const healed = await reconcileAndHeal(h.runtime, day, { attempts: 1, backoffMs: 0 });
+    expect(healed.result.mismatches).toBe(2);
+    const flags = await h.runtime.pool.query(
+      `SELECT count(*)::int AS n FROM reporting.payments WHERE missing_at_source_since IS NOT NULL`,
+    );
+    expect(flags.rows).toEqual([{ n: 0 }]);
   });
 
   it('copies the reads do not agree on are not evidence: DUPLICATES_UNCONFIRMED after re-reads', async () => {
@@ -302,6 +320,16 @@ describe('contradicting copies on different pages', () => {
         expect(r.reason).toMatch(/^contradicting copies: .*status.*the newer updatedAt/);
     }
     expect((await windowRows(h)).some((r) => r.anomalies.includes('CONTRADICTING_COPIES'))).toBe(true);
+
+    // nothing else wrong: the day reconciles (the copy sync kept stands for the id, the counts by status
+    // agree once copies are counted) and is exported final
+    await tickTransfers(deps(h));
+    const day = localDayOf(new Date(victim.createdAt), 'UTC');
+    const reconciled = await reconcileDay(h.runtime, day);
+    expect(reconciled.rows.some((r) => r.stream === 'payments' && r.method === 'paged-confirm')).toBe(true);
+    expect(reconciled.rows.filter((r) => r.unexplained !== 0)).toEqual([]);
+    const later = new Date(h.sim.now().getTime() + h.settings.SETTLE_HORIZON + 2 * 86_400_000);
+    expect((await exportDay(h.runtime, day, { now: later })).state).toBe('final');
 
     h.sim.setSwitches({ duplicateIds: [] }); // the service lists it once again
     await tickPayments(deps(h));
