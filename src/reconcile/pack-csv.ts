@@ -99,7 +99,21 @@ export class PackCsvTranscoder {
     const { json, freeText } = this;
     let { quoted, quotePending, field, fieldStart, jsonString, jsonEscape, records } = this;
     let o = 0;
-    for (let i = 0; i < input.length; i++) {
+    const end = input.length;
+    for (let i = 0; i < end; i++) {
+      if (!fieldStart && !quotePending && field !== json) {
+        // past a field's first byte, outside the jsonb column, bytes other than those ending the field
+        // (a quote inside quotes; a comma, LF or quote outside) are copied as they are: most of the input
+        if (quoted) while (i < end && input[i] !== QUOTE) out[o++] = input[i++] as number;
+        else {
+          for (; i < end; i++) {
+            const c = input[i] as number;
+            if (c === COMMA || c === LF || c === QUOTE) break;
+            out[o++] = c;
+          }
+        }
+        if (i === end) break;
+      }
       const b = input[i] as number;
       let content = b;
       if (quotePending) {
