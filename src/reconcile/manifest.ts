@@ -22,7 +22,7 @@ import type { WorkbookEntry } from './pack-xlsx.js';
  * A layout change alone never makes a new version: a day's version changes only when what it says
  * changes (export-day.ts), so a re-export of an unchanged day keeps its version in the layout it has.
  */
-export const PACK_LAYOUT = 2;
+export const PACK_LAYOUT = 3;
 
 export const PACK_FILES = ['payments', 'transfers', 'summary', 'rejects'] as const;
 export type PackFileName = (typeof PACK_FILES)[number];
