@@ -6,7 +6,8 @@
  *   from quarantined records, and flags a copy standing in place of a record never listed;
  * - copies of one payment or transfer that contradict each other on different pages: the newer
  *   `updatedAt` wins, a tie is quarantined, both versions stay in `sync_rejects` while the service lists
- *   them; a transfers day with them reconciles clean and is exported final;
+ *   them, and are open again (status, rejects.csv) when it lists them again after they cleared; a
+ *   transfers day with them reconciles clean and is exported final;
  * - a `total` no list can have: judged as no total, noted on the row, never a failed write;
  * - a record time far in the future or before 2000: quarantined and read again, so the true state lands
  *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`;
