@@ -1,5 +1,6 @@
 -- reporting.open_rejects: the records paysync quarantined (they failed validation or could not be stored)
--- and for which no valid copy has loaded since: what someone still has to look at, newest first. Each row
+-- and for which no valid copy has loaded since the service last listed them (a reject listed again after a
+-- valid copy resolved it is open again): what someone still has to look at, newest first. Each row
 -- says where it came from (source, stream, the record's id when it had one), why it was refused, how many
 -- times and when it was seen, and the record exactly as the service sent it (raw).
 --

@@ -97,6 +97,13 @@ export class HeldCopies<T extends Versioned> {
     return [...this.held.keys()].filter((id) => this.watch?.has(id));
   }
 
+  /** The copies held back of these ids. */
+  copiesOf(ids: Iterable<string>): T[] {
+    const out: T[] = [];
+    for (const id of ids) for (const copy of this.held.get(id) ?? []) out.push(copy);
+    return out;
+  }
+
   /** The watched ids' copies (all of them, the read being whole), judged by judgeCopies. */
   judge(): HeldVerdict<T> {
     const out: HeldVerdict<T> = { records: [], rejects: [], unwritten: 0, contradicted: false };

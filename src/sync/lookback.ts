@@ -4,6 +4,10 @@
  * service's count of the range, the warehouse's own count and open records, then the INIT and PENDING
  * lists and each open record that moved on, when that is cheaper than reading the windows in full.
  * Returns the windows it settled (their sync-log rows written) and the ones to read in full as before.
+ *
+ * Those reads hold part of the list only (one status, or a few seconds), so they cannot judge copies of
+ * one record (copies.ts): they write none of an id the rejects hold as contradicted, and a window holding
+ * such an id, or an id they listed twice, is read in full, whose reads judge every copy.
  */
 import { performance } from 'node:perf_hooks';
 import { describeError } from '../errors.js';
@@ -60,9 +64,12 @@ export async function readLookback(
     const plan = decideLookback({ ...evidence, total: counted.total });
     deps.log.debug({ source: deps.source.name, plan: plan.why }, 'lookback planned');
     const byStatus = windows.filter((_, i) => plan.windows[i] === 'by-status');
-    const moved = byStatus.length ? await readOpen(deps, range, byStatus, held.open, share) : null;
+    const watch = byStatus.length ? await contradicted(deps) : new Set<string>();
+    const moved = byStatus.length ? await readOpen(deps, range, byStatus, held.open, share, watch) : null;
     requests += moved?.requests ?? 0;
+    const copies = windowsHoldingAny(windows, moved?.copiesCreated ?? []);
     const final = plan.windows.map((p, i): WindowPlan => {
+      if (copies.has(i)) return 'full';
       if (p !== 'by-status') return p;
       return moved?.full.has(windowLabel(windows[i] as Window)) ? 'full' : 'done';
     });
@@ -95,9 +102,28 @@ function openByStatus(open: ReadonlyArray<{ createdAt: Date; status: string }>, 
   return counts;
 }
 
+/** Ids the rejects hold as listed in contradicting copies: none of their copies is written here. */
+async function contradicted(deps: TickDeps): Promise<Set<string>> {
+  return new Set((await deps.warehouse.contradictedIds?.(deps.source.name, 'payments')) ?? []);
+}
+
+/** Indices of the windows holding any of these createdAt instants. */
+function windowsHoldingAny(windows: readonly Window[], createdAts: readonly string[]): Set<number> {
+  const out = new Set<number>();
+  for (const text of createdAts) {
+    const at = new Date(text);
+    windows.forEach((w, i) => {
+      if (contains(w, at)) out.add(i);
+    });
+  }
+  return out;
+}
+
 interface OpenRead {
   /** Labels of the windows to read in full after all. */
   full: Set<string>;
+  /** The createdAt of the copies these reads left unjudged: their windows are read in full. */
+  copiesCreated: string[];
   records: number;
   requests: number;
 }
@@ -112,13 +138,16 @@ async function readOpen(
   windows: readonly Window[],
   open: ReadonlyArray<{ id: string; createdAt: Date; status: string }>,
   heldPerWindow: number,
+  watch: ReadonlySet<string>,
 ): Promise<OpenRead> {
   const mine = open.filter((r) => windows.some((w) => contains(w, r.createdAt)));
+  const part = { partial: true, ...(watch.size > 0 ? { watch } : {}) };
   const lists: ReadOutcome[] = [];
   for (const status of [...new Set(mine.map((r) => r.status))].sort())
-    lists.push(await readPaymentsWindow(deps, range, { status }));
+    lists.push(await readPaymentsWindow(deps, range, { status, ...part }));
   let requests = lists.reduce((n, r) => n + r.pages, 0);
   let records = lists.reduce((n, r) => n + r.records, 0);
+  const copiesCreated = lists.flatMap((l) => l.unjudgedCreated);
   const movedOn = mine.filter((r) => !lists.some((l) => l.ids.ids.has(r.id)));
   const fullCost = windows.length * Math.max(1, Math.ceil(heldPerWindow / deps.options.pageSize));
   const verdict = decideMoved({
@@ -129,18 +158,19 @@ async function readOpen(
   });
   deps.log.debug({ source: deps.source.name, open: verdict.why }, 'lookback open records');
   const all = new Set(windows.map(windowLabel));
-  if (verdict.read === 'full') return { full: all, records, requests };
+  if (verdict.read === 'full') return { full: all, copiesCreated, records, requests };
   const full = new Set<string>();
   for (const record of movedOn) {
     const t = record.createdAt.getTime();
     const around = { start: new Date(t - SECOND), end: new Date(t + SECOND) };
-    const read = await readPaymentsWindow(deps, around);
+    const read = await readPaymentsWindow(deps, around, part);
     requests += read.pages;
     records += read.records;
+    for (const created of read.unjudgedCreated) copiesCreated.push(created);
     if (!ended(read) || !read.ids.ids.has(record.id)) {
       const home = windows.find((w) => contains(w, record.createdAt));
       if (home) full.add(windowLabel(home));
     }
   }
-  return { full, records, requests };
+  return { full, copiesCreated, records, requests };
 }

@@ -41,8 +41,13 @@ export interface ReadOutcome {
   anomalies: Set<NoteCode>;
   /** With a `status` filter: valid records listed in another status (the service ignores the filter). */
   offStatus: number;
-  /** Ids whose later copies this read held back unjudged (their first copy was written): watch them next. */
+  /**
+   * Ids whose copies this read held back unjudged: later copies of an id it listed before (its first copy
+   * was written), and, in a `partial` read, watched ids (none of their copies written). Watch them next.
+   */
   unjudged: Set<string>;
+  /** The createdAt of every copy held back unjudged: where the windows that will judge them are. */
+  unjudgedCreated: string[];
 }
 
 function emptyOutcome(): ReadOutcome {
@@ -62,6 +67,7 @@ function emptyOutcome(): ReadOutcome {
     anomalies: new Set(),
     offStatus: 0,
     unjudged: new Set(),
+    unjudgedCreated: [],
   };
 }
 
@@ -163,6 +169,12 @@ export interface ReadOptions {
    * listed more than once, and those the rejects hold as contradicted.
    */
   watch?: ReadonlySet<string>;
+  /**
+   * The read may miss copies of a record of its range (a `status` list, a narrow read around one
+   * record): it judges no watched id, writes none of its copies and leaves it unjudged for a read of
+   * its whole window (as a transfers read of part of the list does).
+   */
+  partial?: boolean;
 }
 
 export async function readPaymentsWindow(
@@ -282,7 +294,7 @@ export async function readPaymentsWindow(
     if (readFailed && batched() > 0) await load().catch(() => undefined);
   }
   await loading;
-  judgeHeld(out, held, batch);
+  judgeHeld(out, held, batch, opts.partial === true);
   if (batched() > 0) await load();
   return out;
 }
@@ -290,14 +302,23 @@ export async function readPaymentsWindow(
 /**
  * The held copies, judged (copies.ts): a watched id's copies (all of them) give their version to write
  * and, when they contradict each other, every version as a reject; an id first seen repeated in this read
- * keeps the copy already written and waits for the next read, which holds all of its copies.
+ * keeps the copy already written and waits for the next read, which holds all of its copies. A partial
+ * read judges nothing: a watched id's copies are neither written nor rejects, and wait likewise.
  */
 function judgeHeld(
   out: ReadOutcome,
   held: HeldCopies<Payment>,
   batch: { records: Payment[]; rejects: RejectedRecord[] },
+  partial: boolean,
 ): void {
   for (const id of held.unjudged) out.unjudged.add(id);
+  if (partial) {
+    const watched = held.watchedSeen();
+    for (const id of watched) out.unjudged.add(id);
+    out.records -= held.copiesOf(watched).length;
+  }
+  for (const copy of held.copiesOf(out.unjudged)) out.unjudgedCreated.push(copy.createdAt);
+  if (partial) return;
   const verdict = held.judge();
   for (const record of verdict.records) batch.records.push(record);
   for (const reject of verdict.rejects) batch.rejects.push(reject);

@@ -60,6 +60,12 @@ function pageParts(table: StreamTable, staging?: string): PageParts {
 /**
  * The page's rejects (upserted by raw hash), the rejects a valid copy of their record now resolves, and
  * the window's sync-log row: the CTEs both page statements end with.
+ *
+ * A reject's life: open while the service lists it; resolved once a valid copy of its record loads
+ * without it; listed again after that, open again (`resolved_at` cleared, the one rule every reader of
+ * open rejects follows). `first_seen_at` stays its first sighting and `times_seen` counts every listing
+ * across resolutions, so a reject open again is never counted as a new one (field_sightings, the status
+ * history's rejects per hour). The two CTEs never touch one row: `resolved` skips the page's own rejects.
  */
 function rejectsAndWindowSql({ n, source, stream }: PageParts): string {
   const r = (k: number) => `$${n + 2 + k}`; // reject arrays, k = 1…7
@@ -71,7 +77,7 @@ function rejectsAndWindowSql({ n, source, stream }: PageParts): string {
               ${r(6)}::bigint[], ${r(7)}::boolean[])
        AS x(record_id, raw, raw_text, raw_hash, reason, raw_bytes, raw_truncated)
   ON CONFLICT (source, stream, raw_hash) DO UPDATE
-    SET last_seen_at = now(), times_seen = r.times_seen + 1, reason = EXCLUDED.reason
+    SET last_seen_at = now(), times_seen = r.times_seen + 1, reason = EXCLUDED.reason, resolved_at = NULL
   RETURNING 1
 ),
 resolved AS (

@@ -62,4 +62,13 @@ describe('HeldCopies', () => {
     expect(verdict).toMatchObject({ unwritten: 1, contradicted: true });
     expect(verdict.rejects).toHaveLength(2);
   });
+  it('gives the copies it holds of the ids asked for, none of an id it holds nothing of', () => {
+    const held = new HeldCopies<ReturnType<typeof record>>(new Set(['t-1']));
+    const a = record('2024-06-15T10:00:00.000Z');
+    const b = record('2024-06-15T10:00:01.000Z', 'FAILED');
+    held.hold(a, false);
+    held.hold(b, true);
+    expect(held.copiesOf(['t-1', 't-2'])).toEqual([a, b]);
+    expect(held.copiesOf([])).toEqual([]);
+  });
 });

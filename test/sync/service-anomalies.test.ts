@@ -6,7 +6,8 @@
  *   from quarantined records, and flags a copy standing in place of a record never listed;
  * - copies of one payment or transfer that contradict each other on different pages: the newer
  *   `updatedAt` wins, a tie is quarantined, both versions stay in `sync_rejects` while the service lists
- *   them; a transfers day with them reconciles clean and is exported final;
+ *   them, and are open again (status, rejects.csv) when it lists them again after they cleared; a
+ *   transfers day with them reconciles clean and is exported final;
  * - a `total` no list can have: judged as no total, noted on the row, never a failed write;
  * - a record time far in the future or before 2000: quarantined and read again, so the true state lands
  *   when the service sends it; a row an older paysync froze with one is healed by `reconcile --heal`;
@@ -14,6 +15,10 @@
  *   evidence, complete when every record of `total` arrived, else with its reason code.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createQueue } from '../../jobs/queue.js';
+import { gatherStatus } from '../../src/ops/status-data.js';
 import { reconcileAndHeal } from '../../src/reconcile/heal.js';
 import { exportDay } from '../../src/reconcile/export-day.js';
 import { reconcileDay } from '../../src/reconcile/reconcile.js';
@@ -23,12 +28,16 @@ import { runBackfillItem } from '../../src/sync/run-work.js';
 import { tickPayments, tickTransfers } from '../../src/sync/tick.js';
 import { runTransfers } from '../../src/sync/transfers-run.js';
 import { dayWindow, localDayOf } from '../../src/sync/windows.js';
+import { csvObjects, tempExportDir } from '../helpers/export.js';
 import { paymentDifferences, startHarness, type Harness } from '../helpers/sync-harness.js';
 
 let h: Harness | null = null;
+let exportDir: string | null = null;
 afterEach(async () => {
   await h?.close();
   h = null;
+  if (exportDir) await rm(exportDir, { recursive: true, force: true });
+  exportDir = null;
 });
 
 interface WindowRow {
@@ -279,6 +288,22 @@ describe('contradicting copies on different pages', () => {
     );
     return hh.sim.payments(hh.org).find((p) => p.id === rows[0]!.id)!;
   };
+  const seenOf = async (hh: Harness, id: string) =>
+    (
+      await hh.runtime.pool.query<{ first_seen_at: Date; last_seen_at: Date; times_seen: number }>(
+        `SELECT first_seen_at, last_seen_at, times_seen FROM reporting.sync_rejects WHERE record_id = $1
+          ORDER BY raw->>'updatedAt', raw->>'amount'`,
+        [id],
+      )
+    ).rows;
+  const openPaymentRejects = async (hh: Harness) =>
+    Number(
+      (
+        await hh.runtime.pool.query<{ n: string }>(
+          `SELECT count(*) AS n FROM reporting.sync_rejects WHERE stream = 'payments' AND resolved_at IS NULL`,
+        )
+      ).rows[0]!.n,
+    );
   const rejectsOf = async (hh: Harness, id: string) =>
     (
       await hh.runtime.pool.query<RejectRow>(
@@ -288,11 +313,12 @@ describe('contradicting copies on different pages', () => {
       )
     ).rows;
 
-  it('the newer updatedAt wins; both versions stay quarantined while listed, and clear once it stops', async () => {
+  it('the newer updatedAt wins; both versions stay quarantined while listed, clear once it stops, and are open again when it lists them again', async () => {
+    exportDir = await tempExportDir();
     h = await startHarness({
       name: 'anomalies-contradict',
       sim: { now: NOON, days: 2, perDay: 60 },
-      env: { PAGE_SIZE: '2' },
+      env: { PAGE_SIZE: '2', EXPORT_DIR: exportDir },
     });
     const victim = h.sim.payments(h.org)[1]!;
     h.sim.setSwitches({
@@ -339,6 +365,41 @@ describe('contradicting copies on different pages', () => {
       victim.id,
     ]);
     expect(kept.rows).toEqual([{ status: copy.status }]);
+
+    // the service lists both copies again: the resolved versions are quarantined again, and every reader
+    // of open rejects says so (the status page's count, rejects.csv, reconcile's explanation)
+    const before = await seenOf(h, victim.id);
+    h.sim.setSwitches({ duplicateIds: [victim.id] });
+    await tickPayments(deps(h));
+    expect((await rejectsOf(h, victim.id)).map((r) => r.open)).toEqual([true, true]);
+    const after = await seenOf(h, victim.id);
+    for (const [i, r] of after.entries()) {
+      expect(r.first_seen_at).toEqual(before[i]!.first_seen_at); // the same reject, not a new one
+      expect(r.times_seen).toBeGreaterThan(before[i]!.times_seen);
+      expect(r.last_seen_at.getTime()).toBeGreaterThan(before[i]!.last_seen_at.getTime());
+    }
+    const open = await openPaymentRejects(h);
+    expect(open).toBeGreaterThanOrEqual(2);
+    const queue = createQueue(h.runtime.redis, h.settings.PAYSYNC_QUEUE_PREFIX);
+    const status = await gatherStatus({
+      pool: h.runtime.pool,
+      checkpoints: h.runtime.checkpoints,
+      sources: h.settings.sources,
+      settings: h.settings,
+      queue,
+      now: () => h!.sim.now(),
+    }).finally(() => queue.close());
+    expect(status.streams.find((s) => s.stream === 'payments')?.openRejects).toBe(open);
+    const again = await reconcileDay(h.runtime, day);
+    expect(again.rows.filter((r) => r.unexplained !== 0)).toEqual([]);
+    const pack = await exportDay(h.runtime, day, { now: later });
+    const listed = csvObjects(await readFile(join(pack.dir, 'rejects.csv'), 'utf8'));
+    expect(
+      listed
+        .filter((r) => r.id === victim.id)
+        .map((r) => (JSON.parse(r.raw!) as { status: string }).status)
+        .sort(),
+    ).toEqual([victim.status, copy.status].sort());
   });
 
   it('a tie (same updatedAt, different amounts): neither copy is written, both are quarantined', async () => {

@@ -73,6 +73,42 @@ describe('rejected records', () => {
     expect(open.rowCount).toBe(0);
   });
 
+  it('are open again when listed again after they were resolved: first seen kept, every listing counted', async () => {
+    const bad = {
+      raw: { id: 'pay_bad_3', amount: 'lots' },
+      reason: 'amount is not a number',
+      id: 'pay_bad_3',
+    };
+    const row = async () =>
+      (
+        await db.pool.query<{ first_seen_at: Date; last_seen_at: Date; times_seen: number; open: boolean }>(
+          `SELECT first_seen_at, last_seen_at, times_seen, resolved_at IS NULL AS open
+             FROM reporting.sync_rejects WHERE record_id = 'pay_bad_3'`,
+        )
+      ).rows;
+    const openCount = async () =>
+      (await db.pool.query("SELECT 1 FROM reporting.open_rejects WHERE record_id = 'pay_bad_3'")).rowCount;
+    await loadPage(db.pool, page([], { rejects: [bad] }));
+    const [first] = await row();
+    await loadPage(db.pool, page([makePayment({ id: 'pay_bad_3' })])); // its valid copy lands
+    expect(await row()).toMatchObject([{ open: false, times_seen: 1 }]);
+    expect(await openCount()).toBe(0);
+
+    await loadPage(db.pool, page([], { rejects: [bad] })); // the service sends the bad copy again
+    const [again] = await row();
+    expect(again).toMatchObject({ open: true, times_seen: 2, first_seen_at: first!.first_seen_at });
+    expect(again!.last_seen_at.getTime()).toBeGreaterThan(first!.last_seen_at.getTime());
+    expect(await openCount()).toBe(1);
+    const health = await db.pool.query<{ open_rejects: string }>(
+      `SELECT open_rejects::text FROM reporting.sync_health WHERE source = 'default' AND stream = 'payments'`,
+    );
+    const open = await db.pool.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM reporting.sync_rejects
+        WHERE source = 'default' AND stream = 'payments' AND resolved_at IS NULL`,
+    );
+    expect(health.rows).toEqual([{ open_rejects: open.rows[0]!.n }]);
+  });
+
   it('keep what is not JSON, or not storable as JSONB, as text', async () => {
     const text = { raw: 'not json {', reason: 'not an object', id: null };
     const nul = { raw: { id: 'pay_nul', note: 'a\u0000b' }, reason: 'bad', id: 'pay_nul' };
