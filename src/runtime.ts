@@ -20,6 +20,8 @@ import { CheckpointStore } from './sync/checkpoints.js';
 import { createRateGate } from './sync/rate-gate.js';
 import { createRequestPacer, pagesAhead, type RequestPacer } from './sync/request-pacer.js';
 import { Circuit } from './sync/circuit.js';
+import { Permits } from './sync/permits.js';
+import { BARE_WINDOWS_AT_ONCE } from './sync/window-run.js';
 import {
   DEFAULT_SYNC_OPTIONS,
   type SyncContext,
@@ -202,6 +204,8 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
     return c;
   };
   const client = (source: Source): UpstreamClient => wired(source).client;
+  // one bound per process, whatever the source: it bounds this process's memory
+  const bareWindows = new Permits(() => BARE_WINDOWS_AT_ONCE);
   const syncContext = (source: Source, onWindow?: (r: WindowReport) => void): TickDeps => {
     const ctx: SyncContext = {
       source,
@@ -212,6 +216,7 @@ export async function createRuntime(settings: Settings, options: RuntimeOptions 
       transferMemory,
       log,
       options: syncOptions,
+      bareWindowTurn: () => bareWindows.take(),
       ...(onWindow ? { onWindow } : {}),
     };
     const pacer = pacers.get(source.name);

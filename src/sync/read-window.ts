@@ -175,6 +175,11 @@ export interface ReadOptions {
    * its whole window (as a transfers read of part of the list does).
    */
   partial?: boolean;
+  /**
+   * Awaited once, before the page after a non-empty bare-array first page is asked for: the read goes on
+   * only when the window's turn comes (SyncContext.bareWindowTurn).
+   */
+  beforeMoreBarePages?: () => Promise<void>;
 }
 
 export async function readPaymentsWindow(
@@ -239,8 +244,14 @@ export async function readPaymentsWindow(
   const held = new HeldCopies<Payment>(opts.watch);
   let loading: Promise<unknown> = Promise.resolve();
   let readFailed = true;
+  let waitTurn = opts.beforeMoreBarePages;
   try {
     for (;;) {
+      if (bare && waitTurn && out.nonEmptyPages > 0) {
+        const wait = waitTurn;
+        waitTurn = undefined;
+        await wait();
+      }
       const next: IteratorResult<PageRead, PagingSummary> = await pages.next();
       if (next.done) {
         out.summary = next.value;

@@ -156,6 +156,31 @@ export async function runPaymentsWindow(
   }
 }
 
+/** Bare-array backfill windows a process reads at once (SyncContext.bareWindowTurn). */
+export const BARE_WINDOWS_AT_ONCE = 2;
+
+/**
+ * A window's turn to be read whole (SyncContext.bareWindowTurn), taken when its first page shows a bare
+ * array and held until its verdict, or until it is split (each part then takes its own). Live windows
+ * take none: a tick reads one window at a time and must not wait behind a backfill.
+ */
+interface BareTurn {
+  take?: () => Promise<void>;
+  end(): void;
+}
+
+function bareTurn(ctx: SyncContext, kind: WindowKind): BareTurn {
+  const turn = kind === 'live' ? undefined : ctx.bareWindowTurn;
+  if (!turn) return { end: () => undefined };
+  let end = () => undefined as void;
+  return {
+    take: async () => {
+      end = await turn();
+    },
+    end: () => end(),
+  };
+}
+
 async function runToVerdict(
   ctx: SyncContext,
   window: Window,
@@ -163,6 +188,23 @@ async function runToVerdict(
   depth: number,
   parentTotal: number | null,
   started: Started,
+): Promise<WindowResult> {
+  const turn = bareTurn(ctx, kind);
+  try {
+    return await readToVerdict(ctx, window, kind, depth, parentTotal, started, turn);
+  } finally {
+    turn.end();
+  }
+}
+
+async function readToVerdict(
+  ctx: SyncContext,
+  window: Window,
+  kind: WindowKind,
+  depth: number,
+  parentTotal: number | null,
+  started: Started,
+  turn: BareTurn,
 ): Promise<WindowResult> {
   const t = emptyTally();
   const canSplit =
@@ -180,8 +222,14 @@ async function runToVerdict(
   const known = new KnownPages();
   // ids the rejects hold as listed in contradicting copies: every copy is judged at the end of each read
   const watch = new Set(await contradictedIds(ctx));
-  const first = await readPaymentsWindow(ctx, window, { tooLarge, remember: known, watch });
+  const first = await readPaymentsWindow(ctx, window, {
+    tooLarge,
+    remember: known,
+    watch,
+    ...(turn.take ? { beforeMoreBarePages: turn.take } : {}),
+  });
   if (first.abandonedForSplit) {
+    turn.end();
     const parts = Math.min(MAX_PARTS, partsFor(first.maxTotal, pageSize, maxPagesPerWindow));
     return runSplit(ctx, window, kind, depth, parts, started, first.maxTotal);
   }
@@ -208,8 +256,10 @@ async function runToVerdict(
       const again = await readPaymentsWindow(ctx, window, watch.size > 0 ? { watch } : { known });
       unjudged = again.unjudged;
       added = merge(t, again);
-    } else if (v.verdict === 'split') return runSplit(ctx, window, kind, depth, v.parts, started, t.maxTotal);
-    else if (v.verdict === 'complete') {
+    } else if (v.verdict === 'split') {
+      turn.end(); // the parts take turns of their own
+      return runSplit(ctx, window, kind, depth, v.parts, started, t.maxTotal);
+    } else if (v.verdict === 'complete') {
       if (v.duplicates) {
         t.duplicates = v.duplicates;
         t.anomalies.add('DUPLICATES_LISTED');
