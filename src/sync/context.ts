@@ -95,7 +95,7 @@ export interface SyncContext {
    */
   pagesAhead?: () => number;
   /**
-   * A turn to read a backfill (or revisit) window that answers with bare arrays past its first page:
+   * A turn to read a backfill window that answers with bare arrays past its first page:
    * resolves when the window may go on, with the function that ends its turn. Without a `total` such a
    * window cannot be split before it is read, so it is read whole, twice, and holds its ids (a day's, up to
    * 100k) until its verdict; the turns bound how many do so at once in this process (window-run.ts).

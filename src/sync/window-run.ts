@@ -160,9 +160,9 @@ export async function runPaymentsWindow(
 export const BARE_WINDOWS_AT_ONCE = 2;
 
 /**
- * A window's turn to be read whole (SyncContext.bareWindowTurn), taken when its first page shows a bare
- * array and held until its verdict, or until it is split (each part then takes its own). Live windows
- * take none: a tick reads one window at a time and must not wait behind a backfill.
+ * A backfill window's turn to be read whole (SyncContext.bareWindowTurn), taken when its first page shows
+ * a bare array and held until its verdict, or until it is split (each part then takes its own). A tick's
+ * windows (live, revisit) take none: a tick reads one window at a time and must not wait behind a backfill.
  */
 interface BareTurn {
   take?: () => Promise<void>;
@@ -170,7 +170,7 @@ interface BareTurn {
 }
 
 function bareTurn(ctx: SyncContext, kind: WindowKind): BareTurn {
-  const turn = kind === 'live' ? undefined : ctx.bareWindowTurn;
+  const turn = kind === 'backfill' ? ctx.bareWindowTurn : undefined;
   if (!turn) return { end: () => undefined };
   let end = () => undefined as void;
   return {

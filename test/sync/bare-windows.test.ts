@@ -1,7 +1,8 @@
 /**
  * A backfill's bare-array windows hold their ids until their verdict (each is read whole, twice): a worker
  * that runs many backfill days at once reads at most BARE_WINDOWS_AT_ONCE of them past their first page
- * at a time, the others waiting their turn, and every window still completes with every record.
+ * at a time, the others waiting their turn, and every window still completes with every record; a
+ * tick's windows take no turn, so a tick never waits behind a backfill.
  * Read from the simulator's request log: a window is reading from its first request past page 0 of its
  * first read to its last request.
  */
@@ -79,5 +80,21 @@ describe('bare-array backfill windows', () => {
       [from, to],
     );
     expect(rows.map((r) => r.line).sort()).toEqual(truth);
+  });
+
+  it("of a tick's own (live, revisit) never wait for a turn", async () => {
+    const h = harness();
+    const source = h.settings.sources[0]!;
+    // every turn taken for ever: a window that asked for one would never end
+    const deps = {
+      ...h.runtime.syncContext(source),
+      bareWindowTurn: () => new Promise<() => void>(() => {}),
+    };
+    const day = dayWindow(localDayOf(new Date(h.sim.now().getTime() - 2 * 86_400_000), 'UTC'), 'UTC');
+    for (const kind of ['revisit', 'live'] as const) {
+      const r = await runPaymentsWindow(deps, day, kind);
+      expect(r.pages).toBeGreaterThan(1);
+      expect(r.outcome).toBe('complete');
+    }
   });
 });
