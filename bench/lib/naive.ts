@@ -8,8 +8,8 @@ import { dropBenchDatabase } from '../bench-db.js';
 import { benchPayments } from '../payments-fixture.js';
 
 const ONE_ROW = `INSERT INTO reporting.payments (id, reference, amount, description, status, transaction_type, phone,
-  service_mobile_code, extra_data, created_at, updated_at, organization_id, api_key_id, source)
-  VALUES ($1, $2, $3::numeric, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, 'bench')
+  service_mobile_code, extra_data, created_at, updated_at, organization_id, api_key_id, unknown_fields, source)
+  VALUES ($1, $2, $3::numeric, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14::json, 'bench')
   ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at, synced_at = now()
   WHERE reporting.payments.updated_at < EXCLUDED.updated_at`;
 
