@@ -99,6 +99,12 @@ function wrapperEnd(e: PageEvidence): EndedBy | null {
   return e.index >= e.totalPages - 1 ? 'wrapper-last-page' : null;
 }
 
+/** The wrapper's last page by its own `totalPages`, shorter than its page size. */
+function lastShortPage(e: PageEvidence): boolean {
+  if (e.shape !== 'wrapper' || e.totalPages === null || e.size === null) return false;
+  return e.index === e.totalPages - 1 && e.count < e.size;
+}
+
 /**
  * Every record of the wrapper's `total` arrived (distinct ids, or listings before this page when the list
  * names records more than once and `total` counts each listing).
@@ -113,7 +119,9 @@ function totalArrived(e: PageEvidence): boolean {
  * - a page whose ids were all seen earlier in the read ends it: complete when every record of `total`
  *   arrived (`past-total-pages`: the service serves pages past its end, round the list again or the last
  *   one again; followed, they lead to the ceiling), else a cycle (PAGE_CYCLE; PAGE_IGNORED when it repeats
- *   the previous or the first page exactly). A page past `totalPages` that brings new records is read:
+ *   the previous or the first page exactly), except on the list's short last page (records created
+ *   meanwhile earlier in the list pushed those across the boundary: the page past the end is read). A
+ *   page past `totalPages` that brings new records is read:
  *   the `total` may be too low, and the empty page still ends the list;
  * - TRICKLE_PAGES pages in a row each bringing at most a quarter of its items as new ids end the read
  *   (TRICKLE): a list creeping forward a record or two per page, which a bare array cannot be told by
@@ -135,6 +143,10 @@ export function decideNextPage(
         'so paging cannot advance; stopped instead of looping',
     };
   }
+  // the list's last page, short, holding only records seen on the page before: records created meanwhile
+  // earlier in the list pushed them across the page boundary (drift), not a cycle; the page past the end
+  // settles it, and the read's shortfall is judged by its verdict
+  if (e.allSeen && lastShortPage(e)) return { next: 'continue' };
   if (e.allSeen)
     return {
       next: 'fail',

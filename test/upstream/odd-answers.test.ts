@@ -68,14 +68,18 @@ describe('answers the simulator never gives', () => {
   });
 
   it('honours Retry-After as an HTTP date, and stops when it is longer than maxRetryAfterMs', async () => {
-    let when = () => new Date(Date.now() + 1_000).toUTCString();
+    // an HTTP date has whole seconds: two seconds ahead is still at least one second ahead once truncated
+    let sent = '';
+    let when = () => (sent = new Date(Date.now() + 2_000).toUTCString());
     const server = await localServer((_req, res, n) =>
       n === 1 ? reply(res, 429, {}, { 'retry-after': when() }) : reply(res, 200, []),
     );
     try {
       const started = Date.now();
       await clientFor(server.url, secret).listTransfers({ page: 0, size: 5 });
-      expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+      // the retry waited for the date it was given (a timer may fire a millisecond early)
+      expect(Date.parse(sent) - started).toBeGreaterThanOrEqual(1_000);
+      expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(sent) - 2);
       server.requests.length = 0;
       when = () => '3600';
       const client = clientFor(server.url, secret, 'organisation', {

@@ -128,6 +128,19 @@ describe('decideNextPage', () => {
     expect(decideNextPage({ ...past, received: 95 }, limits).next).toBe('continue');
   });
 
+  it('reads past the short last page whose records were all seen (drift pushed them across), only there', () => {
+    // 51 reported, pages of 25: records created meanwhile before the last page pushed its one record there
+    const last = evidence({ index: 2, count: 1, shape: 'wrapper', total: 51, totalPages: 3, size: 25 });
+    expect(decideNextPage({ ...last, received: 50, allSeen: true }, limits)).toEqual({ next: 'continue' });
+    // a full page of seen records, or a short one past the last: a cycle still
+    expect(decideNextPage({ ...last, count: 25, received: 50, allSeen: true }, limits)).toMatchObject({
+      reason: 'PAGE_CYCLE',
+    });
+    expect(decideNextPage({ ...last, index: 3, received: 50, allSeen: true }, limits)).toMatchObject({
+      reason: 'PAGE_CYCLE',
+    });
+  });
+
   it('ends a read that trickles: pages in a row bringing at most a quarter new records', () => {
     const e = evidence({ index: 5, count: 10 });
     expect(decideNextPage({ ...e, staleRun: TRICKLE_PAGES - 1 }, limits)).toEqual({ next: 'continue' });
