@@ -10,6 +10,8 @@ import { PaysyncMetrics } from '../../src/ops/metrics.js';
 import { startOps, type RunningOps } from '../../src/ops/ops-server.js';
 import { startWorker, type RunningWorker } from '../../jobs/start-worker.js';
 import type { Harness } from './sync-harness.js';
+import { createQueue } from '../../jobs/queue.js';
+import { gatherStatus, type StatusData } from '../../src/ops/status-data.js';
 
 export interface OpsStack {
   runtime: Runtime;
@@ -109,4 +111,17 @@ export async function insertReconcileRun(pool: Pool, day: string, off: number): 
             ($3, $1, 'default', 'transfers', 'COMPLETE', 5, 5 - $2::int, $2::int, 'count')`,
     [day, off, randomUUID()],
   );
+}
+
+/** What `paysync status` gathers for a harness, on the simulator's clock, with its real queue's counts. */
+export async function harnessStatus(h: Harness): Promise<StatusData> {
+  const queue = createQueue(h.runtime.redis, h.settings.PAYSYNC_QUEUE_PREFIX);
+  return gatherStatus({
+    pool: h.runtime.pool,
+    checkpoints: h.runtime.checkpoints,
+    sources: h.settings.sources,
+    settings: h.settings,
+    queue,
+    now: () => h.sim.now(),
+  }).finally(() => queue.close());
 }

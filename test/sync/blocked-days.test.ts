@@ -11,13 +11,12 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { blockedDays } from '../../src/ops/blocked-days.js';
 import { PaysyncMetrics } from '../../src/ops/metrics.js';
-import { gatherStatus } from '../../src/ops/status-data.js';
-import { createQueue } from '../../jobs/queue.js';
 import { tickPayments } from '../../src/sync/tick.js';
 import { localDayOf } from '../../src/sync/windows.js';
 import { harnessEnv, runCli } from '../helpers/cli-run.js';
 import { tempExportDir } from '../helpers/export.js';
 import { startHarness, type Harness } from '../helpers/sync-harness.js';
+import { harnessStatus } from '../helpers/ops.js';
 
 let h: Harness | null = null;
 let exportDir: string | null = null;
@@ -49,15 +48,7 @@ describe('a day that cannot be completed is never silent', () => {
     expect(one.reasons.map((r) => r.code)).toEqual(['PAGE_IGNORED']);
 
     // the facts ops reads (status page, health phases) and the gauge
-    const queue = createQueue(h.runtime.redis, h.settings.PAYSYNC_QUEUE_PREFIX);
-    const status = await gatherStatus({
-      pool: h.runtime.pool,
-      checkpoints: h.runtime.checkpoints,
-      sources: h.settings.sources,
-      settings: h.settings,
-      queue,
-      now: () => h!.sim.now(),
-    }).finally(() => queue.close());
+    const status = await harnessStatus(h);
     const payments = status.streams.find((s) => s.stream === 'payments')!;
     expect(payments.blockedDays).toContain(day);
     const metrics = new PaysyncMetrics();

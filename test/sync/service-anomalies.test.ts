@@ -17,8 +17,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createQueue } from '../../jobs/queue.js';
-import { gatherStatus } from '../../src/ops/status-data.js';
 import { reconcileAndHeal } from '../../src/reconcile/heal.js';
 import { exportDay } from '../../src/reconcile/export-day.js';
 import { reconcileDay } from '../../src/reconcile/reconcile.js';
@@ -30,6 +28,7 @@ import { runTransfers } from '../../src/sync/transfers-run.js';
 import { dayWindow, localDayOf } from '../../src/sync/windows.js';
 import { csvObjects, tempExportDir } from '../helpers/export.js';
 import { paymentDifferences, startHarness, type Harness } from '../helpers/sync-harness.js';
+import { harnessStatus } from '../helpers/ops.js';
 
 let h: Harness | null = null;
 let exportDir: string | null = null;
@@ -60,6 +59,18 @@ async function windowRows(hh: Harness): Promise<WindowRow[]> {
 
 const deps = (hh: Harness) => hh.runtime.syncContext(hh.settings.sources[0]!);
 
+/** One backfill item of the payments of `day` (UTC), run in this process. */
+function backfillDay(hh: Harness, day: string) {
+  const w = dayWindow(day, 'UTC');
+  return runBackfillItem(deps(hh), {
+    stream: 'payments',
+    source: 'default',
+    start: w.start.getTime(),
+    end: w.end.getTime(),
+    kind: 'backfill',
+  });
+}
+
 describe('records listed more than once', () => {
   it('a list naming records twice (total counting copies) is complete on two agreeing reads; the copies are on the row', async () => {
     h = await startHarness({
@@ -81,14 +92,7 @@ describe('records listed more than once', () => {
 
     // a backfill of a day with copies succeeds (it used to fail every attempt: 42 of 43)
     const day = localDayOf(new Date(h.sim.now().getTime() - 86_400_000), 'UTC');
-    const w = dayWindow(day, 'UTC');
-    const item = await runBackfillItem(deps(h), {
-      stream: 'payments',
-      source: 'default',
-      start: w.start.getTime(),
-      end: w.end.getTime(),
-      kind: 'backfill',
-    });
+    const item = await backfillDay(h, day);
     expect(item.records).toBeGreaterThan(0);
 
     // transfers listed twice: the scan is complete on two agreeing reads, its copies on its row (one
@@ -127,14 +131,7 @@ describe('records listed more than once', () => {
       },
     });
     const day = '2024-06-14';
-    const w = dayWindow(day, 'UTC');
-    await runBackfillItem(deps(h), {
-      stream: 'payments',
-      source: 'default',
-      start: w.start.getTime(),
-      end: w.end.getTime(),
-      kind: 'backfill',
-    });
+    await backfillDay(h, day);
     expect((await tickTransfers(deps(h)))?.outcome).toBe('complete');
     const rows = await windowRows(h);
     expect(rows.every((r) => r.outcome === 'complete')).toBe(true);
@@ -173,14 +170,7 @@ describe('records listed more than once', () => {
     expect(h.sim.copies(h.org, 'payments').map((c) => c.displaced?.id)).toEqual([missing.id]);
 
     // sync cannot tell it within the list: two agreeing reads, complete, the copy on the row
-    const w = dayWindow(day, 'UTC');
-    const item = await runBackfillItem(deps(h), {
-      stream: 'payments',
-      source: 'default',
-      start: w.start.getTime(),
-      end: w.end.getTime(),
-      kind: 'backfill',
-    });
+    const item = await backfillDay(h, day);
     expect(item.records).toBeGreaterThan(0);
     const rows = await windowRows(h);
     expect(rows.map((r) => [r.outcome, r.duplicates, r.anomalies])).toEqual([
@@ -380,15 +370,7 @@ describe('contradicting copies on different pages', () => {
     }
     const open = await openPaymentRejects(h);
     expect(open).toBeGreaterThanOrEqual(2);
-    const queue = createQueue(h.runtime.redis, h.settings.PAYSYNC_QUEUE_PREFIX);
-    const status = await gatherStatus({
-      pool: h.runtime.pool,
-      checkpoints: h.runtime.checkpoints,
-      sources: h.settings.sources,
-      settings: h.settings,
-      queue,
-      now: () => h!.sim.now(),
-    }).finally(() => queue.close());
+    const status = await harnessStatus(h);
     expect(status.streams.find((s) => s.stream === 'payments')?.openRejects).toBe(open);
     const again = await reconcileDay(h.runtime, day);
     expect(again.rows.filter((r) => r.unexplained !== 0)).toEqual([]);
