@@ -107,12 +107,14 @@ export function describeCpu(split: CpuSplit, wallSeconds: number): string {
 }
 
 /**
- * Runs `work` while sampling the CPU of the PostgreSQL backends connected to `databaseUrl`'s database
- * (DatabaseCpu; the sampling connection goes to the `postgres` database, so it is not counted).
+ * Runs `work` while sampling, every `everyMs`, the CPU of the PostgreSQL backends connected to
+ * `databaseUrl`'s database (DatabaseCpu; the sampling connection goes to the `postgres` database, so it
+ * is not counted).
  */
 export async function withDatabaseCpu<T>(
   databaseUrl: string,
   work: () => Promise<T>,
+  everyMs = 100,
 ): Promise<{ result: T; postgresOwn: number }> {
   const database = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
   const admin = new URL(databaseUrl);
@@ -129,7 +131,7 @@ export async function withDatabaseCpu<T>(
   let sampling = Promise.resolve();
   const timer = setInterval(() => {
     sampling = sampling.then(() => meter.sample()).catch(() => undefined);
-  }, 100);
+  }, everyMs);
   try {
     await meter.sample(true);
     const result = await work();
