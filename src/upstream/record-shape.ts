@@ -73,22 +73,54 @@ function valueText(value: unknown): string {
  * with their digits), or undefined when it has none. `raw` passed a schema whose every field is
  * required, so it holds all of `known`: only a record with more keys than that can hold an unknown one,
  * and counting its keys is all the common record costs. Written straight to text: no object is built.
+ *
+ * Joined from its parts in one go, the text is one flat string from the start (built by `+` it would be a
+ * tree of a dozen small strings per record, kept while the record waits for its page to be written, and
+ * copied flat by the first look through it). Which keys are unknown is worked out once per key order: a
+ * stream's records repeat the same keys in the same order.
  */
 export function unknownFieldsOf(
   raw: Record<string, unknown>,
   known: ReadonlySet<string>,
 ): string | undefined {
-  let keys = 0;
-  for (const _ in raw) keys++; // only counted
-  if (keys <= known.size) return undefined;
-  let text: string | undefined;
+  // counted, and compared with the last key order that had unknown keys, in one pass
+  const last = lastOrder !== null && lastOrder.known === known ? lastOrder : null;
+  let count = 0;
+  let same = last !== null;
   for (const key in raw) {
-    if (known.has(key)) continue;
-    const field = keyText(key) + valueText(raw[key]);
-    text = text === undefined ? '{' + field : text + ',' + field;
+    if (same && key !== (last as KeyOrder).keys[count]) same = false;
+    count++;
   }
-  return `${text ?? '{'}}`;
+  if (count <= known.size) return undefined;
+  let unknown: readonly string[];
+  if (same && count === (last as KeyOrder).keys.length) unknown = (last as KeyOrder).unknown;
+  else {
+    const keys: string[] = [];
+    for (const key in raw) keys.push(key);
+    unknown = keys.filter((key) => !known.has(key));
+    lastOrder = { known, keys, unknown };
+  }
+  const parts = new Array<string>(unknown.length * 3 + 1);
+  let p = 0;
+  for (let i = 0; i < unknown.length; i++) {
+    const key = unknown[i] as string;
+    parts[p++] = i === 0 ? '{' : ',';
+    parts[p++] = keyText(key);
+    parts[p++] = valueText(raw[key]);
+  }
+  parts[p] = unknown.length === 0 ? '{}' : '}';
+  return parts.join('');
 }
+
+/** A key order with unknown keys, and which of its keys those are (for one `known`). */
+interface KeyOrder {
+  known: ReadonlySet<string>;
+  keys: readonly string[];
+  unknown: readonly string[];
+}
+
+/** The last key order seen with unknown keys. */
+let lastOrder: KeyOrder | null = null;
 
 /** A few hundred field names' `"name":` texts, kept: every record of a stream repeats the same names. */
 const KEY_TEXTS = new Map<string, string>();

@@ -10,7 +10,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { parseExactJson } from '../upstream/exact-json.js';
 import type { Payment, RejectedRecord, Transfer } from '../upstream/schemas.js';
 import { deduplicate, rejectRow, uniqueRejects, unstorableReason } from './page-prep.js';
-import { columnLiterals } from './array-literal.js';
+import { columnParams } from './array-literal.js';
 import { ECHOED_KEY_REASON, scrubEchoedKey } from './echoed-key.js';
 import { driftEntries, recordFieldDrift } from './field-sightings.js';
 import { loadIsolating, type Statement, type StatementOutcome } from './isolate.js';
@@ -18,6 +18,7 @@ import type { LoadResult, PageLoad, SyncWindowRow } from '../sync/ports.js';
 import { newRecordsPageSql, pageSql, WINDOW_PARAMS, windowUpsertSql } from './page-sql.js';
 import {
   jsonColumnIndex,
+  unknownFieldsIndex,
   paymentRow,
   tableFor,
   transferRow,
@@ -51,6 +52,7 @@ export function preparePage(page: PageLoad): PreparedPage {
   const table = tableFor(page.stream);
   const { records, conflicting } = deduplicate<Payment | Transfer>(page.records);
   const jsonIndex = jsonColumnIndex(table);
+  const unknownIndex = unknownFieldsIndex(table);
   const rows: Row[] = [];
   const kept: Array<Payment | Transfer> = [];
   const rejects = [...page.rejects, ...conflicting];
@@ -65,7 +67,7 @@ export function preparePage(page: PageLoad): PreparedPage {
       rejects.push({ raw: asSent(record), reason: ECHOED_KEY_REASON, id: record.id });
       if (row[0] !== record.id) continue; // the key is in its id: quarantined only
     }
-    const reason = unstorableReason(row, jsonIndex);
+    const reason = unstorableReason(row, jsonIndex, unknownIndex);
     if (reason === null) {
       rows.push(row);
       kept.push(record);
@@ -101,7 +103,7 @@ function windowParams(row: SyncWindowRow | undefined): unknown[] {
 function statementParams(page: PageLoad, table: StreamTable, part: Statement, withColumns = true): unknown[] {
   const rejects = uniqueRejects(part.rejects);
   return [
-    ...(withColumns ? columnLiterals(part.rows, table.columns.length) : []),
+    ...(withColumns ? columnParams(part.rows, table.columns) : []),
     page.source,
     page.stream,
     rejects.map((r) => r.recordId),

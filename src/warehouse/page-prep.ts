@@ -78,11 +78,16 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** JSONB refuses the \u0000 escape and unpaired surrogate escapes that JSON.stringify emits. */
 const JSONB_REFUSED_ESCAPE = /\\u0000|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
 
-/** Why Postgres cannot store this row exactly, or null when it can. */
-export function unstorableReason(row: Row, jsonIndex: number): string | null {
+/**
+ * Why Postgres cannot store this row exactly, or null when it can. `writtenIndex` is a column whose text
+ * paysync wrote itself with JSON.stringify (unknown_fields: record-shape.ts, and echoed-key.ts when it
+ * scrubs one), which writes a NUL or a lone surrogate as a `\u` escape, never raw: it is not looked
+ * through. (A record holding either, raw, was refused before: record-limits.ts.)
+ */
+export function unstorableReason(row: Row, jsonIndex: number, writtenIndex = -1): string | null {
   for (let i = 0; i < row.length; i++) {
     const value = row[i];
-    if (value === null || value === undefined) continue;
+    if (value === null || value === undefined || i === writtenIndex) continue;
     if (NUL.test(value)) return 'contains a NUL character, which PostgreSQL text cannot hold';
     if (LONE_SURROGATE.test(value)) return 'contains an unpaired UTF-16 surrogate (not valid Unicode)';
     if (i === jsonIndex && JSONB_REFUSED_ESCAPE.test(value)) {

@@ -21,9 +21,29 @@ export const WINDOW_PARAMS = 16;
 
 const list = (names: readonly string[], prefix = ''): string => names.map((n) => prefix + n).join(', ');
 
+/**
+ * The page's rows from its column parameters, zipped row by row: an array literal per column
+ * (`unnest($1::text[])`), but a `json` column (unknown_fields) as one JSON array (`json_array_elements`,
+ * each element's text exactly as sent), its JSON `null` a row without unknown fields (SQL NULL; a stored
+ * value is never the text `null`), and the parameter itself NULL when no row has any (ROWS FROM pads a
+ * function that ends early with NULLs). An array literal of JSON texts would have every quote escaped by
+ * the worker; PostgreSQL reads either form in about the same time (docs/benchmarks.md, "Unknown fields
+ * and the key check"). array-literal.ts builds the parameters.
+ */
 export function incomingSql(table: StreamTable): string {
-  const arrays = table.columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
-  return `SELECT * FROM unnest(${arrays}) AS i(${list(table.columns.map((c) => c.name))})`;
+  const sources = table.columns
+    .map((c, i) =>
+      c.type === 'json' ? `json_array_elements($${i + 1}::json)` : `unnest($${i + 1}::${c.type}[])`,
+    )
+    .join(', ');
+  const selected = table.columns
+    .map((c) =>
+      c.type === 'json'
+        ? `CASE WHEN i.${c.name}::text <> 'null' THEN i.${c.name} END AS ${c.name}`
+        : `i.${c.name}`,
+    )
+    .join(', ');
+  return `SELECT ${selected} FROM ROWS FROM (${sources}) AS i(${list(table.columns.map((c) => c.name))})`;
 }
 
 function differs(table: StreamTable, left: string, right: string): string {

@@ -13,7 +13,9 @@ import { exportDay } from '../../src/reconcile/export-day.js';
 import { localDayOf } from '../../src/sync/windows.js';
 import { tempExportDir } from '../helpers/export.js';
 import { loadPage } from '../../src/warehouse/loader.js';
-import { at, makePayment } from '../helpers/records.js';
+import { at, makePayment, makeTransfer } from '../helpers/records.js';
+import { parseExactJson } from '../../src/upstream/exact-json.js';
+import { validatePayments, validateTransfers } from '../../src/upstream/schemas.js';
 import { startHarness, syncAll, type Harness } from '../helpers/sync-harness.js';
 
 let h: Harness;
@@ -182,6 +184,63 @@ describe('fields the interface does not list', () => {
     expect(await load(at(20))).toMatchObject({ updated: 1 });
     expect(await stored()).toBeNull();
     expect(await carrying()).toEqual({ records: 0, example: '1.50' }); // no stored record carries it now
+  });
+  it('are kept record by record on a page whose records name them in different orders, or not at all', () => {
+    const raw = (extra: Record<string, unknown>, first = false) => {
+      const { amount: _amount, ...known } = makePayment();
+      return first ? { ...extra, ...known, amount: 1500.5 } : { ...known, amount: 1500.5, ...extra };
+    };
+    const items = parseExactJson(
+      JSON.stringify([
+        raw({ fee: 1, channel: 'ussd' }),
+        raw({ channel: 'ussd', fee: 1 }),
+        raw({ fee: 1, channel: 'ussd' }, true),
+        raw({}),
+        raw({ fee: 1, note: 'a "b" \\ c' }),
+        raw({ fee: 1, channel: 'ussd' }),
+      ]),
+    ) as unknown[];
+    const { valid, rejects } = validatePayments(items);
+    expect(rejects).toEqual([]);
+    expect(valid.map((p) => p.unknownFields)).toEqual([
+      '{"fee":1,"channel":"ussd"}',
+      '{"channel":"ussd","fee":1}',
+      '{"fee":1,"channel":"ussd"}',
+      undefined,
+      '{"fee":1,"note":"a \\"b\\" \\\\ c"}',
+      '{"fee":1,"channel":"ussd"}',
+    ]);
+    // a transfer is judged against the transfer's fields
+    const transfer = parseExactJson(
+      JSON.stringify({ ...makeTransfer(), amount: 25000, fee: 1, channel: 'ussd' }),
+    ) as unknown;
+    expect(validateTransfers([transfer]).valid[0]?.unknownFields).toBe('{"fee":1,"channel":"ussd"}');
+  });
+
+  it('are stored exactly on a page where only some records carry them', async () => {
+    const pool = h.runtime.pool;
+    const texts = [
+      '{"note":"a \\"b\\" \\\\ c {x,y} NULL"}',
+      undefined,
+      '{"fee":1.50,"n":[1,{"k":null}]}',
+      undefined,
+    ];
+    const records = texts.map((unknownFields, i) =>
+      makePayment({ id: `pay_mixed_${i}`, ...(unknownFields ? { unknownFields } : {}) }),
+    );
+    expect(
+      await loadPage(pool, {
+        source: 'default',
+        stream: 'payments',
+        organizationId: null,
+        records,
+        rejects: [],
+      }),
+    ).toMatchObject({ inserted: 4 });
+    const { rows } = await pool.query<{ id: string; text: string | null }>(
+      `SELECT id, unknown_fields::text AS text FROM reporting.payments WHERE id LIKE 'pay_mixed_%' ORDER BY id`,
+    );
+    expect(rows.map((r) => r.text)).toEqual(texts.map((t) => t ?? null));
   });
 });
 
