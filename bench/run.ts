@@ -193,7 +193,7 @@ function relativeRow(scenario: string, run: BackfillRun, plain: BackfillRun, wha
 /** Payments of the unknown-fields comparison at most: its cost is per record, and it runs eight backfills. */
 const UNKNOWN_PAYMENTS = 200_000;
 /** Rounds of the unknown-fields comparison: the two cases alternate, so the machine's drift hits both. */
-const UNKNOWN_ROUNDS = 3;
+const UNKNOWN_ROUNDS = 5;
 
 /**
  * Two fields the interface does not list on every payment, against none: a warm-up backfill (discarded:

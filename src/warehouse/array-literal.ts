@@ -53,13 +53,6 @@ function columnLiteralByElement(rows: readonly Row[], c: number): string {
   return `${out}}`;
 }
 
-/** One array literal per column, for `unnest($1::text[], $2::numeric[], …)`. */
-export function columnLiterals(rows: readonly Row[], width: number): string[] {
-  const literals = new Array<string>(width);
-  for (let c = 0; c < width; c++) literals[c] = columnLiteral(rows, c);
-  return literals;
-}
-
 /**
  * Column `c` of `rows`, each value a JSON text, as the text of one JSON array (null and undefined are
  * JSON `null`): the values joined as they are, nothing escaped. Null when every value is (a page without

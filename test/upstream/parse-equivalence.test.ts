@@ -21,7 +21,8 @@ import {
 import { duplicateKeysOf, readJsonCarefully } from '../../src/upstream/json-reader.js';
 import { rawRecordProblem, withinLimits } from '../../src/upstream/record-limits.js';
 import { PaymentSchema, TransferSchema } from '../../src/upstream/schemas.js';
-import { columnLiterals } from '../../src/warehouse/array-literal.js';
+import { columnParams } from '../../src/warehouse/array-literal.js';
+import type { Column } from '../../src/warehouse/stream-tables.js';
 import { createRequire } from 'node:module';
 
 const RUNS = { numRuns: 2000 };
@@ -272,7 +273,12 @@ describe("the page statement's column parameters", () => {
           ),
         ({ rows, width }) => {
           const columns = Array.from({ length: width }, (_, c) => rows.map((row) => row[c] ?? null));
-          expect(columnLiterals(rows, width)).toEqual(columns.map((column) => pgUtils.prepareValue(column)));
+          const types = Array.from({ length: width }, (_, c): Column => ({
+            name: `c${c}`,
+            type: 'text',
+            compared: true,
+          }));
+          expect(columnParams(rows, types)).toEqual(columns.map((column) => pgUtils.prepareValue(column)));
         },
       ),
       RUNS,
