@@ -1,4 +1,4 @@
--- 016: status history without a row per new record (issue 17).
+-- 016: status history without a row per new record.
 --
 -- Most records are seen once, in one status: 002's history wrote a second row (and an index entry) for
 -- nearly every record loaded, about a quarter of PostgreSQL's time per page. Now:

@@ -4,8 +4,9 @@
  * public.paysync_migrations, then the view files of `sql/views/` that changed (apply-views.ts).
  *
  * Guarantees: running it again is a no-op that reads its ledgers and locks no reporting table or view;
- * an applied numbered file whose bytes changed stops everything with a MigrationError naming it (a
- * changed migration must become a new numbered file); two processes starting at once serialise on the
+ * an applied numbered file whose statements changed (migration-files.ts: anything after its head
+ * comment) stops everything with a MigrationError naming it (a changed migration must become a new
+ * numbered file); two processes starting at once serialise on the
  * migration lock (migration-lock.ts) taken first thing in every transaction that reads or writes a
  * ledger, and the second finds nothing left to do.
  */
@@ -80,7 +81,7 @@ async function appliedChecksums(client: pg.Client): Promise<Map<string, string>>
 function refuseChanged(files: readonly MigrationFile[], applied: Map<string, string>): void {
   for (const file of files) {
     const checksum = applied.get(file.name);
-    if (checksum !== undefined && checksum !== file.checksum) {
+    if (checksum !== undefined && !file.accepted.includes(checksum)) {
       throw new MigrationError(
         `migration ${file.name} was changed after it was applied (checksum ${checksum.slice(0, 12)} in the ` +
           `database, ${file.checksum.slice(0, 12)} on disk); restore the file and put the change in a new numbered migration`,

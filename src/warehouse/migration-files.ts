@@ -1,6 +1,8 @@
 /**
  * The migration files: `sql/NNN_name.sql`, applied in numeric order, each identified by its file name
- * and a SHA-256 of its exact bytes (an applied file that changes is refused, never re-run).
+ * and a SHA-256 of its statements: its exact bytes after the comment block at its head, which documents
+ * the file and may be reworded. An applied file whose statements change (anything after that block, a
+ * comment there included) is refused, never re-run.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
@@ -12,7 +14,29 @@ export interface MigrationFile {
   name: string;
   number: number;
   sql: string;
+  /** SHA-256 of its statements (statementsOf): what a new ledger row records. */
   checksum: string;
+  /**
+   * What a ledger may hold for the same statements: the checksum itself, the SHA-256 of the file's whole
+   * bytes (what ledgers recorded before the head comment was left out), and HEAD_REWORDED's.
+   */
+  accepted: readonly string[];
+}
+
+/**
+ * SHA-256 of a file's whole bytes before its head comment was reworded, by file name: ledgers written
+ * then hold it, for statements that are the file's own.
+ */
+const HEAD_REWORDED: Readonly<Record<string, readonly string[]>> = {
+  '016_first_status_on_row.sql': ['75c2b47e0413bd599df4abd8efb20b22c75226dd68c92d3e8aee910627343c81'],
+};
+
+/** The file after the comment lines (and blank lines) at its head. */
+export function statementsOf(sql: string): string {
+  const lines = sql.split('\n');
+  let first = 0;
+  while (first < lines.length && /^\s*(--.*)?$/.test(lines[first] as string)) first++;
+  return lines.slice(first).join('\n');
 }
 
 const FILE_NAME = /^(\d{3,})_[a-z0-9_-]+\.sql$/;
@@ -35,7 +59,9 @@ export async function readMigrations(sqlDir: string): Promise<MigrationFile[]> {
     const match = FILE_NAME.exec(name);
     if (!match) throw new MigrationError(`migration file ${name} is not named NNN_name.sql`);
     const sql = await readFile(join(sqlDir, name), 'utf8');
-    files.push({ name, number: Number(match[1]), sql, checksum: checksumOf(sql) });
+    const checksum = checksumOf(statementsOf(sql));
+    const accepted = [checksum, checksumOf(sql), ...(HEAD_REWORDED[name] ?? [])];
+    files.push({ name, number: Number(match[1]), sql, checksum, accepted });
   }
   files.sort((a, b) => a.number - b.number);
   files.forEach((file, i) => {

@@ -63,6 +63,45 @@ describe('paysync migrate', () => {
     }
   });
 
+  it("lets a migration's head comment be reworded, and accepts ledgers that recorded whole files", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'paysync-sql-'));
+    try {
+      await cp(defaultSqlDir(), dir, { recursive: true });
+      const url = urlFor(fresh('mig_head'));
+      await migrate(url, { sqlDir: dir });
+      // a reworded head: the same statements
+      const file = join(dir, '002_status_history.sql');
+      const original = await readFile(file, 'utf8');
+      await writeFile(file, ['-- 002, reworded: the status history', original].join('\n'));
+      expect((await migrate(url, { sqlDir: dir })).applied).toEqual([]);
+      // the ledger as paysync wrote it when a checksum covered the whole file (and 016's before its head
+      // was reworded: the checksum HEAD_REWORDED names), with the files as they are now
+      await writeFile(file, original);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        for (const f of await readMigrations(dir)) {
+          const whole = f.accepted[f.accepted.length - 1] as string;
+          await client.query('UPDATE public.paysync_migrations SET checksum = $2 WHERE name = $1', [
+            f.name,
+            whole,
+          ]);
+        }
+      } finally {
+        await client.end();
+      }
+      expect((await migrate(url, { sqlDir: dir })).applied).toEqual([]);
+      // a statement changed, a comment among the statements included: refused as before
+      const lines = original.split('\n');
+      const first = lines.findIndex((line) => !line.startsWith('--') && line.trim() !== '');
+      lines.splice(first + 1, 0, '-- a comment among the statements is part of them');
+      await writeFile(file, lines.join('\n'));
+      await expect(migrate(url, { sqlDir: dir })).rejects.toThrow(/002_status_history\.sql was changed/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('is safe when several processes start it at once on a missing database', async () => {
     const url = urlFor(fresh('mig_race'));
     const files = await readMigrations(defaultSqlDir());
