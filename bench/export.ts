@@ -13,7 +13,6 @@
  *   npm run build && node dist/bench/export.js            (BENCH_DATABASE_URL to choose the server)
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +27,7 @@ import { migrate } from '../src/warehouse/migrate.js';
 import { createPool } from '../src/warehouse/pool.js';
 import { dropBenchDatabase } from './bench-db.js';
 import { insertSyntheticDay } from './export-fixture.js';
-import { processCpuSeconds, withDatabaseCpu } from './lib/cpu.js';
+import { processCpuSeconds, threadCpuSeconds, withDatabaseCpu } from './lib/cpu.js';
 
 const ZONE = 'Africa/Porto-Novo';
 const QUICK = process.argv.includes('--quick');
@@ -41,24 +40,18 @@ const SIZES: Array<[string, number]> = [
 ];
 const URL_ = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paysync_bench_export';
 
-/** CPU seconds one thread of this process (its main thread: `tid` = pid) has used so far. */
-function taskCpuSeconds(tid: number): number {
-  const fields =
-    readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 /** Child mode: export one day, print {ms, cpuMs, mainMs, maxRssMb, rows} as JSON. */
 async function child(day: string, exportDir: string): Promise<void> {
   const settings = parseSettings({ DATABASE_URL: URL_, EXPORT_DIR: exportDir, REPORT_TIMEZONE: ZONE });
   const runtime = await createRuntime(settings, { log: silentLogger, name: 'bench-export' });
   const cpu = process.cpuUsage();
-  const main = taskCpuSeconds(process.pid);
+  const mainThread = () => threadCpuSeconds(process.pid, process.pid);
+  const main = mainThread();
   const started = performance.now();
   const result = await exportDay(runtime, day);
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
-  const mainMs = (taskCpuSeconds(process.pid) - main) * 1000;
+  const mainMs = (mainThread() - main) * 1000;
   await runtime.close();
   const maxRssMb = process.resourceUsage().maxRSS / 1024;
   const cpuMs = (used.user + used.system) / 1000;

@@ -226,11 +226,17 @@ async function unknownFieldsScenario(base: BackfillSpec): Promise<void> {
   const withTwo: Measured[] = [];
   const pairRatios: number[] = [];
   for (let round = 1; round <= UNKNOWN_ROUNDS; round++) {
-    const withoutFirst = round % 2 === 1;
     const runNone = () => once(`round ${round}: no unknown fields`, base);
     const runTwo = () => once(`round ${round}: two unknown fields (125.5, "ussd")`, two);
-    const [a, b] = withoutFirst ? [await runNone(), await runTwo()] : [await runTwo(), await runNone()];
-    const [n, t] = withoutFirst ? [a, b] : [b, a];
+    let n: Measured;
+    let t: Measured;
+    if (round % 2 === 1) {
+      n = await runNone();
+      t = await runTwo();
+    } else {
+      t = await runTwo();
+      n = await runNone();
+    }
     none.push(n);
     withTwo.push(t);
     pairRatios.push(cpuOf(t) / cpuOf(n));

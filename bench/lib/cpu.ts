@@ -11,15 +11,25 @@ import pg from 'pg';
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-/** CPU seconds used by `pid` so far (with `children`: plus its reaped children's). NaN when unreadable. */
-export function processCpuSeconds(pid: number, children = false): number {
+/** CPU seconds of a `/proc/…/stat` file (with `children`: plus the reaped children's). NaN when unreadable. */
+function statCpuSeconds(path: string, children: boolean): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
     const own = Number(fields[11]) + Number(fields[12]);
     return (own + (children ? Number(fields[13]) + Number(fields[14]) : 0)) / CLOCK_TICKS;
   } catch {
     return NaN;
   }
+}
+
+/** CPU seconds used by `pid` so far (with `children`: plus its reaped children's). NaN when unreadable. */
+export function processCpuSeconds(pid: number, children = false): number {
+  return statCpuSeconds(`/proc/${pid}/stat`, children);
+}
+
+/** CPU seconds used so far by one thread `tid` of process `pid` (its main thread: `tid` = `pid`). */
+export function threadCpuSeconds(pid: number, tid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${tid}/stat`, false);
 }
 
 /** CPU seconds used so far by the local PostgreSQL server's processes (NaN if none is found). */

@@ -84,16 +84,16 @@ export function unknownFieldsOf(
   known: ReadonlySet<string>,
 ): string | undefined {
   // counted, and compared with the last key order that had unknown keys, in one pass
-  const last = lastOrder !== null && lastOrder.known === known ? lastOrder : null;
+  const last = lastOrder?.known === known ? lastOrder : null;
   let count = 0;
   let same = last !== null;
   for (const key in raw) {
-    if (same && key !== (last as KeyOrder).keys[count]) same = false;
+    if (same && key !== last?.keys[count]) same = false;
     count++;
   }
   if (count <= known.size) return undefined;
   let unknown: readonly string[];
-  if (same && count === (last as KeyOrder).keys.length) unknown = (last as KeyOrder).unknown;
+  if (same && last !== null && count === last.keys.length) unknown = last.unknown;
   else {
     const keys: string[] = [];
     for (const key in raw) keys.push(key);

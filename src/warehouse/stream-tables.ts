@@ -101,9 +101,9 @@ const unknownFieldsText = (record: Payment | Transfer): string | null => record.
 export const jsonColumnIndex = (table: StreamTable): number =>
   table.columns.findIndex((c) => c.type === 'jsonb');
 
-/** Index of the unknown_fields column in a row (its JSON text is written by record-shape.ts). */
+/** Index of the `json` column in a row, unknown_fields (its JSON text is written by record-shape.ts). */
 export const unknownFieldsIndex = (table: StreamTable): number =>
-  table.columns.findIndex((c) => c.name === 'unknown_fields');
+  table.columns.findIndex((c) => c.type === 'json');
 
 export function paymentRow(p: Payment): Row {
   return [
