@@ -66,6 +66,15 @@ export interface DerivedPack {
 type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
 
 /**
+ * Run on each of the pack's connections inside its transaction: no parallel workers for the pack's
+ * queries. Each reads one day; the workers PostgreSQL would start for the digests and the amount look
+ * cost more CPU than they save and take cores from the export's own main thread, through which every
+ * byte of the records files passes (docs/benchmarks.md, export), and from the sync on a shared host. SET LOCAL: the connection is back to its settings when the
+ * transaction ends (and it works through PgBouncer's transaction pooling).
+ */
+export const NO_PARALLEL_WORKERS_SQL = 'SET LOCAL max_parallel_workers_per_gather = 0';
+
+/**
  * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the
  * caller's snapshot (`SET TRANSACTION SNAPSHOT`): the same instant as everything else in the pack, while
  * the caller's connection computes the rest at the same time (on two cores, a 200k-payment day's export
@@ -84,6 +93,7 @@ async function writeRecordFiles(
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await client.query(`SET TRANSACTION SNAPSHOT ${client.escapeLiteral(snapshot)}`);
+    await client.query(NO_PARALLEL_WORKERS_SQL);
     const [start, end] = range.map((instant) => client.escapeLiteral(instant.toISOString())) as [
       string,
       string,
@@ -176,6 +186,7 @@ export async function derivePack(
   alongside?: () => Promise<unknown>,
 ): Promise<DerivedPack> {
   const { range, day } = job;
+  await client.query(NO_PARALLEL_WORKERS_SQL);
   const workbook = PackWorkbook.open(dir, { day, zone: runtime.settings.REPORT_TIMEZONE });
   const { rows } = await client.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot');
   const recordFiles = writeRecordFiles(
