@@ -8,7 +8,8 @@
  * otherwise lets garbage pile up lazily and the unbounded peak says little about what the export holds.
  * Beside each figure, the CPU of the PostgreSQL backends serving it (and psql's, for the copy): the
  * export's CPU and its backends' together, over the machine's cores, is the shortest wall time its work
- * could take.
+ * could take. And how long the export's main thread, through which every byte of the records files
+ * passes, was ready to run but waited for a core that its backends, V8's compiler or deflate held.
  *
  *   npm run build && node dist/bench/export.js            (BENCH_DATABASE_URL to choose the server)
  */
@@ -27,7 +28,7 @@ import { migrate } from '../src/warehouse/migrate.js';
 import { createPool } from '../src/warehouse/pool.js';
 import { dropBenchDatabase } from './bench-db.js';
 import { insertSyntheticDay } from './export-fixture.js';
-import { processCpuSeconds, threadCpuSeconds, withDatabaseCpu } from './lib/cpu.js';
+import { processCpuSeconds, threadCpuSeconds, threadWaitSeconds, withDatabaseCpu } from './lib/cpu.js';
 
 const ZONE = 'Africa/Porto-Novo';
 const QUICK = process.argv.includes('--quick');
@@ -40,22 +41,27 @@ const SIZES: Array<[string, number]> = [
 ];
 const URL_ = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paysync_bench_export';
 
-/** Child mode: export one day, print {ms, cpuMs, mainMs, maxRssMb, rows} as JSON. */
+/** Child mode: export one day, print {ms, cpuMs, mainMs, mainWaitMs, maxRssMb, rows} as JSON. */
 async function child(day: string, exportDir: string): Promise<void> {
   const settings = parseSettings({ DATABASE_URL: URL_, EXPORT_DIR: exportDir, REPORT_TIMEZONE: ZONE });
   const runtime = await createRuntime(settings, { log: silentLogger, name: 'bench-export' });
   const cpu = process.cpuUsage();
   const mainThread = () => threadCpuSeconds(process.pid, process.pid);
+  const mainWaited = () => threadWaitSeconds(process.pid, process.pid);
   const main = mainThread();
+  const waited = mainWaited();
   const started = performance.now();
   const result = await exportDay(runtime, day);
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
   const mainMs = (mainThread() - main) * 1000;
+  const mainWaitMs = (mainWaited() - waited) * 1000;
   await runtime.close();
   const maxRssMb = process.resourceUsage().maxRSS / 1024;
   const cpuMs = (used.user + used.system) / 1000;
-  process.stdout.write(JSON.stringify({ ms, cpuMs, mainMs, maxRssMb, rows: result.counts.payments }));
+  process.stdout.write(
+    JSON.stringify({ ms, cpuMs, mainMs, mainWaitMs, maxRssMb, rows: result.counts.payments }),
+  );
 }
 
 async function psqlCopy(day: string, file: string): Promise<number> {
@@ -82,6 +88,8 @@ interface Figures {
   cpuMs: number;
   /** The export's main thread's CPU. */
   mainMs: number;
+  /** How long the main thread was ready to run but waited for a core. */
+  mainWaitMs: number;
   /** CPU of the export's PostgreSQL backends. */
   pgCpuMs: number;
   copyMs: number;
@@ -120,7 +128,7 @@ function tableRows(f: Figures[]) {
     },
     {
       scenario: `export's CPU with its PostgreSQL backends, ${mid.n}-payment day`,
-      paysync: `${seconds(mid.cpuMs + mid.pgCpuMs)} (export ${seconds(mid.cpuMs)}, its main thread ${seconds(mid.mainMs)}; PostgreSQL ${seconds(mid.pgCpuMs)})`,
+      paysync: `${seconds(mid.cpuMs + mid.pgCpuMs)} (export ${seconds(mid.cpuMs)}, its main thread ${seconds(mid.mainMs)}, which waited ${seconds(mid.mainWaitMs)} for a core; PostgreSQL ${seconds(mid.pgCpuMs)})`,
       baseline: `psql \\copy ${seconds(mid.copyCpuMs)} of CPU`,
       ratio: (mid.cpuMs + mid.pgCpuMs) / mid.copyCpuMs,
       goal: `wall time at best: this CPU over ${cpus().length} cores = ${((mid.cpuMs + mid.pgCpuMs) / cpus().length / mid.copyMs).toFixed(2)}x the copy's`,
@@ -159,6 +167,8 @@ interface ChildResult {
   cpuMs: number;
   /** Of it, the main thread's. */
   mainMs: number;
+  /** How long the main thread was ready to run but waited for a core. */
+  mainWaitMs: number;
   maxRssMb: number;
   rows: number;
 }
@@ -192,7 +202,7 @@ async function main(): Promise<void> {
         .join(' ')}, ${cpus().length} cores)`,
     );
     console.log(
-      'rows     export (ms)  export CPU (ms)  main thread (ms)  its PostgreSQL CPU (ms)  psql \\copy (ms)  copy CPU (ms)  export/copy  peak RSS (MB)  heap 128 MB',
+      'rows     export (ms)  export CPU (ms)  main thread (ms)  main waited (ms)  its PostgreSQL CPU (ms)  psql \\copy (ms)  copy CPU (ms)  export/copy  peak RSS (MB)  heap 128 MB',
     );
     const figures: Figures[] = [];
     for (const [day, n] of SIZES) {
@@ -206,7 +216,7 @@ async function main(): Promise<void> {
       if (e.rows !== n || bounded.rows !== n) throw new Error(`exported ${e.rows} rows, expected ${n}`);
       console.log(
         `${String(n).padEnd(8)} ${e.ms.toFixed(0).padStart(11)}  ${e.cpuMs.toFixed(0).padStart(15)}  ` +
-          `${e.mainMs.toFixed(0).padStart(16)}  ` +
+          `${e.mainMs.toFixed(0).padStart(16)}  ${e.mainWaitMs.toFixed(0).padStart(16)}  ` +
           `${pgCpuMs.toFixed(0).padStart(23)}  ${copyMs.toFixed(0).padStart(15)}  ` +
           `${copyCpuMs.toFixed(0).padStart(13)}  ${(e.ms / copyMs).toFixed(2).padStart(11)}  ` +
           `${e.maxRssMb.toFixed(0).padStart(13)}  ${bounded.maxRssMb.toFixed(0).padStart(11)}`,
@@ -216,6 +226,7 @@ async function main(): Promise<void> {
         ms: e.ms,
         cpuMs: e.cpuMs,
         mainMs: e.mainMs,
+        mainWaitMs: e.mainWaitMs,
         pgCpuMs,
         copyMs,
         copyCpuMs,

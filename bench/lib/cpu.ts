@@ -32,6 +32,19 @@ export function threadCpuSeconds(pid: number, tid: number): number {
   return statCpuSeconds(`/proc/${pid}/task/${tid}/stat`, false);
 }
 
+/**
+ * Seconds one thread has spent so far ready to run but waiting for a core (the run queue's wait in
+ * `/proc/…/schedstat`, Linux with schedstats); NaN when unreadable.
+ */
+export function threadWaitSeconds(pid: number, tid: number): number {
+  try {
+    const waited = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1];
+    return Number(waited) / 1e9;
+  } catch {
+    return NaN;
+  }
+}
+
 /** CPU seconds used so far by the local PostgreSQL server's processes (NaN if none is found). */
 export function postgresCpuSeconds(): number {
   let pids: number[];
