@@ -12,6 +12,11 @@
  * passes, was ready to run but waited for a core that its backends, V8's compiler or deflate held.
  *
  *   npm run build && node dist/bench/export.js            (BENCH_DATABASE_URL to choose the server)
+ *   node dist/bench/export.js --base /tmp/base/dist [--rounds 8]
+ *
+ * With `--base`, two builds compared on the 100,000-payment day only: the base build's export and this
+ * build's, alternating which goes first in each round, each round beside a `psql \copy` of the same rows,
+ * then the medians of each (docs/benchmarks.md, comparing two builds).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -28,6 +33,7 @@ import { migrate } from '../src/warehouse/migrate.js';
 import { createPool } from '../src/warehouse/pool.js';
 import { dropBenchDatabase } from './bench-db.js';
 import { insertSyntheticDay } from './export-fixture.js';
+import { textArg, wholeArg } from './lib/args.js';
 import { processCpuSeconds, threadCpuSeconds, threadWaitSeconds, withDatabaseCpu } from './lib/cpu.js';
 
 const ZONE = 'Africa/Porto-Novo';
@@ -173,13 +179,18 @@ interface ChildResult {
   rows: number;
 }
 
-async function runChild(day: string, exportDir: string, nodeOptions: string[] = []): Promise<ChildResult> {
-  const self = fileURLToPath(import.meta.url);
+/** Runs one export in a child process: this build's, or with `script` another build's bench/export.js. */
+async function runChild(
+  day: string,
+  exportDir: string,
+  nodeOptions: string[] = [],
+  script = fileURLToPath(import.meta.url),
+): Promise<ChildResult> {
   // BENCH_CPU_PROF=DIR writes the export child's CPU profile there (node --cpu-prof).
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
-  const args = [...nodeOptions, ...profile, self, '--child', day, exportDir];
+  const args = [...nodeOptions, ...profile, script, '--child', day, exportDir];
   try {
     const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: 'utf8' });
     return JSON.parse(stdout);
@@ -188,14 +199,77 @@ async function runChild(day: string, exportDir: string, nodeOptions: string[] = 
   }
 }
 
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
+/** One round's export by one build: its figures and its backends' CPU. */
+interface AbRun extends ChildResult {
+  pgCpuMs: number;
+}
+
+/**
+ * `--base DIR`: the base build's export and this one's of the 100k-payment day, `rounds` times in
+ * alternating order (base first in odd rounds), a `psql \copy` of the same rows before each round; prints
+ * every run and the medians. A build older than the main thread's wait figure prints it as "-".
+ */
+async function compareBuilds(baseDist: string, rounds: number, work: string): Promise<void> {
+  const [day, n] = SIZES[1] as [string, number];
+  const base = join(baseDist, 'bench', 'export.js');
+  const runs: Record<'base' | 'this', AbRun[]> = { base: [], this: [] };
+  const copies: number[] = [];
+  const line = (who: string, r: AbRun) =>
+    `  ${who.padEnd(5)} ${(r.ms / 1000).toFixed(2)} s, CPU ${(r.cpuMs / 1000).toFixed(2)} s (main thread ` +
+    `${(r.mainMs / 1000).toFixed(2)} s, waited ${r.mainWaitMs === undefined ? '-' : (r.mainWaitMs / 1000).toFixed(2)} s), ` +
+    `PostgreSQL ${(r.pgCpuMs / 1000).toFixed(2)} s, peak RSS ${r.maxRssMb.toFixed(0)} MB`;
+  await psqlCopy(day, join(work, 'warm.csv'));
+  for (let round = 1; round <= rounds; round++) {
+    const copyMs = await psqlCopy(day, join(work, `copy-${round}.csv`));
+    copies.push(copyMs);
+    console.log(`round ${round}: psql \\copy ${(copyMs / 1000).toFixed(2)} s`);
+    const order: Array<'base' | 'this'> = round % 2 ? ['base', 'this'] : ['this', 'base'];
+    for (const who of order) {
+      const dir = join(work, `ab-${who}-${round}`); // a fresh folder: a first version every time
+      const [r, pgCpuMs] = await withBackendCpu(() =>
+        who === 'base' ? runChild(day, dir, [], base) : runChild(day, dir),
+      );
+      if (r.rows !== n) throw new Error(`${who}: exported ${r.rows} rows, expected ${n}`);
+      runs[who].push({ ...r, pgCpuMs });
+      console.log(line(who, { ...r, pgCpuMs }));
+    }
+  }
+  const copy = median(copies);
+  console.log(`medians of ${rounds} rounds, ${n} payments; psql \\copy ${(copy / 1000).toFixed(2)} s:`);
+  for (const who of ['base', 'this'] as const) {
+    const ms = median(runs[who].map((r) => r.ms));
+    const cpu = median(runs[who].map((r) => r.cpuMs + r.pgCpuMs));
+    console.log(
+      `  ${who.padEnd(5)} ${(ms / 1000).toFixed(2)} s (${(ms / copy).toFixed(2)}x the copy), ` +
+        `CPU with its backends ${(cpu / 1000).toFixed(2)} s`,
+    );
+  }
+  const ratio = median(runs.this.map((r) => r.ms)) / median(runs.base.map((r) => r.ms));
+  console.log(`  this build / base: ${ratio.toFixed(2)}x the wall time`);
+}
+
 async function main(): Promise<void> {
+  const baseDist = textArg('--base');
   await dropBenchDatabase(URL_);
   await migrate(URL_);
   const pool = createPool(URL_);
   const work = await mkdtemp(join(tmpdir(), 'paysync-bench-export-'));
   try {
-    for (const [day, n] of SIZES) await insertSyntheticDay(pool, day, ZONE, n);
+    for (const [day, n] of baseDist ? [SIZES[1] as [string, number]] : SIZES)
+      await insertSyntheticDay(pool, day, ZONE, n);
     await pool.query('VACUUM ANALYZE reporting.payments');
+    if (baseDist) {
+      await compareBuilds(baseDist, wholeArg('--rounds', 8), work);
+      return;
+    }
     console.log(
       `(load average at start: ${loadavg()
         .map((l) => l.toFixed(2))
