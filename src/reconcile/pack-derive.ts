@@ -69,10 +69,11 @@ type RecordFiles = Record<'payments' | 'transfers', WrittenFile>;
  * Run on each of the pack's connections inside its transaction: no parallel workers for the pack's
  * queries. Each reads one day; the workers PostgreSQL would start for the digests and the amount look
  * cost more CPU than they save and take cores from the export's own main thread, through which every
- * byte of the records files passes (docs/benchmarks.md, export), and from the sync on a shared host. SET LOCAL: the connection is back to its settings when the
- * transaction ends (and it works through PgBouncer's transaction pooling).
+ * byte of the records files passes (docs/benchmarks.md, export), and from the sync on a shared host.
+ * SET LOCAL: the connection is back to its own settings when the transaction ends (and it works through
+ * PgBouncer's transaction pooling).
  */
-export const NO_PARALLEL_WORKERS_SQL = 'SET LOCAL max_parallel_workers_per_gather = 0';
+const NO_PARALLEL_WORKERS_SQL = 'SET LOCAL max_parallel_workers_per_gather = 0';
 
 /**
  * The two records files, written by PostgreSQL's COPY on a connection of their own that reads the
