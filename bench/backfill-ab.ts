@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { textArg, wholeArg } from './lib/args.js';
 import { EXTRA_FIELDS, type BackfillFigures, type BackfillSpec } from './lib/backfill.js';
+import { median } from './lib/median.js';
 
 type BackfillModule = typeof import('./lib/backfill.js');
 
@@ -53,7 +54,6 @@ for (let round = 1; round <= rounds; round++) {
     );
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 for (const [name, fs] of runs) {
   process.stdout.write(
     `median ${name.padEnd(10)} ${median(fs.map((f) => f.seconds)).toFixed(2)} s, worker ` +

@@ -35,6 +35,7 @@ import { dropBenchDatabase } from './bench-db.js';
 import { insertSyntheticDay } from './export-fixture.js';
 import { textArg, wholeArg } from './lib/args.js';
 import { processCpuSeconds, threadCpuSeconds, threadWaitSeconds, withDatabaseCpu } from './lib/cpu.js';
+import { median } from './lib/median.js';
 
 const ZONE = 'Africa/Porto-Novo';
 const QUICK = process.argv.includes('--quick');
@@ -198,14 +199,6 @@ async function runChild(
     throw new Error(`export child failed: ${(error as { stderr?: string }).stderr ?? String(error)}`);
   }
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 /** One round's export by one build: its figures and its backends' CPU. */
 interface AbRun extends ChildResult {

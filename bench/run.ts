@@ -25,6 +25,7 @@ import { describeCpu, type CpuSplit } from './lib/cpu.js';
 import { idleTick } from './lib/idle-tick.js';
 import { rateCeilingRun, type CeilingSpec } from './lib/rate-ceiling.js';
 import { topSelfTime } from './lib/profile-summary.js';
+import { median } from './lib/median.js';
 import { naiveVersusLoader } from './lib/naive.js';
 import { textArg, wholeArg } from './lib/args.js';
 import { renderTable, seconds, type Row } from './lib/table.js';
@@ -246,13 +247,6 @@ async function unknownFieldsScenario(base: BackfillSpec): Promise<void> {
     ...base,
     extraFields: EXTRA_FIELDS.exact,
   });
-  const median = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1
-      ? (sorted[mid] as number)
-      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-  };
   const plain = {
     cpu: median(none.map(cpuOf)),
     wall: median(none.map((f) => f.seconds)),

@@ -34,6 +34,22 @@ async function tables(url: string): Promise<string[]> {
   }
 }
 
+/** A database migrated from a copy of `sql/`, which `use` may edit; the copy is removed after. */
+async function withMigratedCopy(
+  prefix: string,
+  use: (dir: string, url: string) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'paysync-sql-'));
+  try {
+    await cp(defaultSqlDir(), dir, { recursive: true });
+    const url = urlFor(fresh(prefix));
+    await migrate(url, { sqlDir: dir });
+    await use(dir, url);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 describe('paysync migrate', () => {
   it('creates a missing database, applies every file and view, and a second run is a no-op', async () => {
     const url = urlFor(fresh('mig_fresh'));
@@ -48,27 +64,17 @@ describe('paysync migrate', () => {
   });
 
   it('refuses to run when an applied migration file has changed, naming the file', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'paysync-sql-'));
-    try {
-      await cp(defaultSqlDir(), dir, { recursive: true });
-      const url = urlFor(fresh('mig_changed'));
-      await migrate(url, { sqlDir: dir });
+    await withMigratedCopy('mig_changed', async (dir, url) => {
       const file = join(dir, '002_status_history.sql');
       await writeFile(file, `${await readFile(file, 'utf8')}\n-- edited after the fact\n`);
       const run = migrate(url, { sqlDir: dir });
       await expect(run).rejects.toBeInstanceOf(MigrationError);
       await expect(migrate(url, { sqlDir: dir })).rejects.toThrow(/002_status_history\.sql was changed/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("lets a migration's head comment be reworded, and accepts ledgers that recorded whole files", async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'paysync-sql-'));
-    try {
-      await cp(defaultSqlDir(), dir, { recursive: true });
-      const url = urlFor(fresh('mig_head'));
-      await migrate(url, { sqlDir: dir });
+    await withMigratedCopy('mig_head', async (dir, url) => {
       // a reworded head: the same statements
       const file = join(dir, '002_status_history.sql');
       const original = await readFile(file, 'utf8');
@@ -97,9 +103,7 @@ describe('paysync migrate', () => {
       lines.splice(first + 1, 0, '-- a comment among the statements is part of them');
       await writeFile(file, lines.join('\n'));
       await expect(migrate(url, { sqlDir: dir })).rejects.toThrow(/002_status_history\.sql was changed/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('is safe when several processes start it at once on a missing database', async () => {
